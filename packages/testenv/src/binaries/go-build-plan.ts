@@ -1,0 +1,72 @@
+/** Pure planning of the `go` invocations that build each component from its pinned wrapper module in `go/`. */
+import { fileURLToPath } from 'node:url';
+import { type ComponentSpec, KWOK_STAGE_FILES } from '../versions.js';
+
+/** One `go` invocation. */
+export interface GoCommand {
+  readonly cwd: string;
+  readonly args: readonly string[];
+}
+
+/** How to build one component: `list` counts the packages (for progress), `build` writes the binaries into `outDir`. */
+export interface GoBuildPlan {
+  readonly component: ComponentSpec;
+  readonly download: GoCommand;
+  readonly list: GoCommand;
+  readonly build: GoCommand;
+  /** Files to concatenate from a dependency's module source into `output` after the build. */
+  readonly bundle?: { readonly locate: GoCommand; readonly files: readonly string[]; readonly output: string };
+}
+
+/** The wrapper modules ship inside this package, beside `dist/` (this file runs from `dist/src/binaries/`). */
+export const goModulesDir = fileURLToPath(new URL('../../../go/', import.meta.url));
+
+const kubernetesPackages = (c: ComponentSpec) => c.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
+
+function ldflags(component: ComponentSpec): string {
+  if (component.name !== 'kubernetes') return '-s -w';
+  // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew warning) complain.
+  const [major, minor] = component.version.slice(1).split('.');
+  return [
+    '-s -w',
+    `-X k8s.io/component-base/version.gitVersion=${component.version}`,
+    `-X k8s.io/component-base/version.gitMajor=${major}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+    `-X k8s.io/client-go/pkg/version.gitVersion=${component.version}`,
+  ].join(' ');
+}
+
+function packagesOf(component: ComponentSpec): string[] {
+  switch (component.name) {
+    case 'kubernetes':
+      return kubernetesPackages(component);
+    case 'etcd':
+      return ['.'];
+    case 'kwok':
+      return ['sigs.k8s.io/kwok/cmd/kwok'];
+  }
+}
+
+/** Plans the build of `component` into `outDir` (which must end without a slash). */
+export function planGoBuild(component: ComponentSpec, outDir: string, modulesDir = goModulesDir): GoBuildPlan {
+  const cwd = `${modulesDir}${component.name}`;
+  const packages = packagesOf(component);
+  // `-o dir/` writes one binary per main package; for a single package `-o` names the file.
+  const output = packages.length > 1 ? `${outDir}/` : `${outDir}/${component.binaries[0]}`;
+  return {
+    component,
+    download: { cwd, args: ['mod', 'download'] },
+    list: { cwd, args: ['list', '-deps', '-f', '{{if not .Standard}}{{.ImportPath}}{{end}}', ...packages] },
+    build: { cwd, args: ['build', '-v', '-trimpath', '-ldflags', ldflags(component), '-o', output, ...packages] },
+    ...(component.name === 'kwok'
+      ? {
+          bundle: {
+            locate: { cwd, args: ['list', '-m', '-f', '{{.Dir}}', 'sigs.k8s.io/kwok'] },
+            files: KWOK_STAGE_FILES,
+            output: `${outDir}/kwok-stages.yaml`,
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,389 @@
+/**
+ * startControlPlane: a real etcd + kube-apiserver (and optionally controllers, scheduler and
+ * kwok nodes) on loopback, for tests and `kanri dev`.
+ *
+ * Guarantees: every component listens on 127.0.0.1 on a free port; the call resolves only when
+ * /readyz (and, if asked for, every node's Ready condition) says so; on any failure everything
+ * already started is stopped and the error names the component with the tail of its log;
+ * `stop()` ends each child by PID, waits for it, and removes the data directory.
+ * Caveats: Pods on kwok nodes run no containers; they only report Running and Ready.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent } from 'undici';
+import type { ProgressListener } from './binaries/build-progress.js';
+import { type BinaryPaths, ensureBinaries } from './binaries/ensure-binaries.js';
+import { buildEtcdArgs, etcdUrl } from './components/etcd.js';
+import { buildApiServerArgs, KUBERNETES_SERVICE_IP } from './components/kube-apiserver.js';
+import { buildControllerManagerArgs } from './components/kube-controller-manager.js';
+import { buildSchedulerArgs } from './components/kube-scheduler.js';
+import { buildKwokArgs, buildKwokConfiguration, buildKwokNode } from './components/kwok.js';
+import { ComponentStartError, TestenvError } from './errors.js';
+import { addUserUnsupported, existingClusterRequested, loadExistingCluster } from './existing-cluster.js';
+import { LOOPBACK, reservePorts } from './free-port.js';
+import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from './kubeconfig.js';
+import { type ManagedProcess, startProcess } from './managed-process.js';
+import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
+import { restRequest, restTargetFromKubeconfig } from './rest.js';
+import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
+import type { BinaryName } from './versions.js';
+import { waitHealthy } from './wait-healthy.js';
+
+export interface ControlPlaneOptions {
+  /** Also run kube-controller-manager and kube-scheduler. Default false. */
+  readonly controllers?: boolean;
+  /** Run kwok with this many fake nodes, so Pods get scheduled and become Ready. Default 0. Implies `controllers`. */
+  readonly nodes?: number;
+  /** Extra kube-apiserver flags, appended last so they override. */
+  readonly apiServerArgs?: readonly string[];
+  /** How long each component may take to become healthy. Default 60 s. */
+  readonly startTimeoutMs?: number;
+  /** Where the per-instance data directory is created. Default: the OS temp dir. */
+  readonly baseDir?: string;
+  /** Receives progress if binaries must be built first. Default: lines on stderr. */
+  readonly onBuildProgress?: ProgressListener;
+  /**
+   * Use the cluster from `KUBECONFIG` instead of starting one (envtest's USE_EXISTING_CLUSTER).
+   * Default: `KANRI_USE_EXISTING_CLUSTER` (or `USE_EXISTING_CLUSTER`) is `true`. `stop()` then
+   * leaves the cluster alone and `addUser` is unsupported.
+   */
+  readonly useExistingCluster?: boolean;
+}
+
+export interface UserOptions {
+  /** The user name (certificate CN). */
+  readonly name: string;
+  /** The user's groups (certificate O entries). */
+  readonly groups?: readonly string[];
+}
+
+export interface UserCredentials {
+  readonly name: string;
+  readonly groups: readonly string[];
+  readonly kubeconfig: Kubeconfig;
+  readonly kubeconfigPath: string;
+}
+
+/** A started control plane. */
+export interface ControlPlane extends AsyncDisposable {
+  /** The API server URL, e.g. `https://127.0.0.1:38125`. */
+  readonly server: string;
+  /** Admin kubeconfig (group system:masters). */
+  readonly kubeconfig: Kubeconfig;
+  /** The same kubeconfig on disk, for kubectl and child processes. */
+  readonly kubeconfigPath: string;
+  /** This instance's private directory (removed by `stop()`); undefined for an existing cluster. */
+  readonly dataDir: string | undefined;
+  /** The processes this instance started, in start order. */
+  readonly processes: readonly { readonly name: string; readonly pid: number }[];
+  /** Every port this instance reserved. */
+  readonly ports: readonly number[];
+  /** Paths of the binaries in use (kubectl included, for tests that shell out). */
+  readonly binaries: BinaryPaths;
+  /** Names of the kwok nodes. */
+  readonly nodeNames: readonly string[];
+  /** Issues a client certificate for a new user and returns a kubeconfig that authenticates as them. */
+  addUser(user: UserOptions): Promise<UserCredentials>;
+  /** Stops every process by PID, waits for each, and removes the data directory. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+function neededBinaries(options: ControlPlaneOptions): BinaryName[] {
+  const names: BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];
+  if (options.controllers || (options.nodes ?? 0) > 0) names.push('kube-controller-manager', 'kube-scheduler');
+  if ((options.nodes ?? 0) > 0) names.push('kwok');
+  return names;
+}
+
+function required(paths: BinaryPaths, name: BinaryName): string {
+  const path = paths[name];
+  if (!path) throw new TestenvError(`binary ${name} was not resolved`);
+  return path;
+}
+
+/** Waits until every named node reports the Ready condition True. */
+async function waitNodesReady(
+  kubeconfig: Kubeconfig,
+  names: readonly string[],
+  kwok: ManagedProcess,
+  timeoutMs: number,
+) {
+  const target = restTargetFromKubeconfig(kubeconfig);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (const name of names) {
+      const created = await restRequest(target, 'POST', '/api/v1/nodes', buildKwokNode(name));
+      if (created.status !== 201 && created.status !== 409) {
+        throw new ComponentStartError('kwok', `creating node ${name} failed with ${created.status}`, '', {
+          cause: created.body,
+        });
+      }
+    }
+    let notReady = [...names];
+    while (notReady.length > 0) {
+      if (!kwok.running)
+        throw new ComponentStartError('kwok', 'exited before its nodes became Ready', await kwok.logTail());
+      if (Date.now() > deadline) {
+        throw new ComponentStartError(
+          'kwok',
+          `nodes not Ready after ${timeoutMs} ms: ${notReady.join(', ')}`,
+          await kwok.logTail(),
+        );
+      }
+      const list = await restRequest<{
+        items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
+      }>(target, 'GET', '/api/v1/nodes');
+      const ready = new Set(
+        (list.body.items ?? [])
+          .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+          .map((n) => n.metadata.name),
+      );
+      notReady = notReady.filter((n) => !ready.has(n));
+      if (notReady.length > 0) await sleep(100);
+    }
+  } finally {
+    await target.dispatcher.close();
+  }
+}
+
+/**
+ * Starts a local control plane. With `KANRI_USE_EXISTING_CLUSTER=true` it connects to the
+ * cluster in `KUBECONFIG` instead (see `useExistingCluster`).
+ *
+ * @example
+ * ```ts
+ * import { startControlPlane } from '@kanri/testenv';
+ *
+ * const cp = await startControlPlane({ controllers: true, nodes: 2 });
+ * try {
+ *   console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+ * } finally {
+ *   await cp.stop();
+ * }
+ * ```
+ */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster();
+  const nodes = options.nodes ?? 0;
+  const withControllers = options.controllers === true || nodes > 0;
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const binaries = await ensureBinaries({ binaries: neededBinaries(options), onProgress: options.onBuildProgress });
+
+  const base = options.baseDir ?? tmpdir();
+  await sweepStaleDataDirs(base);
+  const dataDir = await mkdtemp(join(base, DATA_DIR_PREFIX));
+  await writeOwnerPid(dataDir);
+  const logs = join(dataDir, 'logs');
+  const pki = join(dataDir, 'pki');
+  await Promise.all([mkdir(logs), mkdir(pki, { mode: 0o700 }), mkdir(join(dataDir, 'users'))]);
+
+  const processes: ManagedProcess[] = [];
+  const start = (name: string, binary: BinaryName, args: string[]) => {
+    const child = startProcess({ name, command: required(binaries, binary), args, logFile: join(logs, `${name}.log`) });
+    processes.push(child);
+    return child;
+  };
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // Reverse start order: dependents go before what they depend on, so nothing logs spurious connection errors.
+    for (const child of [...processes].reverse()) await child.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    const { etcdClientPort, etcdPeerPort, apiPort, kcmPort, schedulerPort, kwokPort } = await reservePorts([
+      'etcdClientPort',
+      'etcdPeerPort',
+      'apiPort',
+      'kcmPort',
+      'schedulerPort',
+      'kwokPort',
+    ]);
+    const ports = withControllers
+      ? [etcdClientPort, etcdPeerPort, apiPort, kcmPort, schedulerPort, ...(nodes > 0 ? [kwokPort] : [])]
+      : [etcdClientPort, etcdPeerPort, apiPort];
+    const [ca, serviceAccount] = await Promise.all([
+      createCertificateAuthority('kanri-testenv-ca'),
+      createServiceAccountKeys(),
+    ]);
+    const serving = await ca.issue({
+      commonName: 'kube-apiserver',
+      usage: 'server',
+      dnsNames: [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+      ],
+      ipAddresses: [LOOPBACK, KUBERNETES_SERVICE_IP],
+    });
+    const admin = await ca.issue({ commonName: 'kanri-admin', organizations: ['system:masters'], usage: 'client' });
+    const file = (name: string) => join(pki, name);
+    await Promise.all([
+      writeFile(file('ca.crt'), ca.certPem),
+      writeFile(file('apiserver.crt'), serving.certPem),
+      writeFile(file('apiserver.key'), serving.keyPem, { mode: 0o600 }),
+      writeFile(file('sa.pub'), serviceAccount.publicKeyPem),
+      writeFile(file('sa.key'), serviceAccount.privateKeyPem, { mode: 0o600 }),
+    ]);
+
+    const server = `https://${LOOPBACK}:${apiPort}`;
+    const kubeconfig = buildKubeconfig({
+      clusterName: 'kanri-testenv',
+      server,
+      caPem: ca.certPem,
+      userName: 'kanri-admin',
+      certPem: admin.certPem,
+      keyPem: admin.keyPem,
+    });
+    const kubeconfigPath = join(dataDir, 'kubeconfig');
+    await writeKubeconfig(kubeconfigPath, kubeconfig);
+
+    const etcd = start(
+      'etcd',
+      'etcd',
+      buildEtcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }),
+    );
+    await waitHealthy({ process: etcd, url: `${etcdUrl({ clientPort: etcdClientPort })}/health`, timeoutMs });
+
+    const apiserver = start(
+      'kube-apiserver',
+      'kube-apiserver',
+      buildApiServerArgs({
+        port: apiPort,
+        etcdUrl: etcdUrl({ clientPort: etcdClientPort }),
+        certDir: join(dataDir, 'apiserver-certs'),
+        servingCertFile: file('apiserver.crt'),
+        servingKeyFile: file('apiserver.key'),
+        clientCaFile: file('ca.crt'),
+        serviceAccountPublicKeyFile: file('sa.pub'),
+        serviceAccountPrivateKeyFile: file('sa.key'),
+        extraArgs: options.apiServerArgs,
+      }),
+    );
+    const adminAgent = new Agent({ connect: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } });
+    try {
+      await waitHealthy({ process: apiserver, url: `${server}/readyz`, dispatcher: adminAgent, timeoutMs });
+    } finally {
+      await adminAgent.close();
+    }
+
+    const nodeNames = Array.from({ length: nodes }, (_, i) => `kwok-node-${i}`);
+    if (withControllers) {
+      // Their own serving certificates are self-signed, so the health probe skips verification (loopback only).
+      const selfSigned = new Agent({ connect: { rejectUnauthorized: false } });
+      try {
+        const kcm = start(
+          'kube-controller-manager',
+          'kube-controller-manager',
+          buildControllerManagerArgs({
+            port: kcmPort,
+            kubeconfigFile: kubeconfigPath,
+            certDir: join(dataDir, 'kcm-certs'),
+            serviceAccountPrivateKeyFile: file('sa.key'),
+            rootCaFile: file('ca.crt'),
+          }),
+        );
+        const scheduler = start(
+          'kube-scheduler',
+          'kube-scheduler',
+          buildSchedulerArgs({
+            port: schedulerPort,
+            kubeconfigFile: kubeconfigPath,
+            certDir: join(dataDir, 'scheduler-certs'),
+          }),
+        );
+        const waits = [
+          waitHealthy({
+            process: kcm,
+            url: `https://${LOOPBACK}:${kcmPort}/healthz`,
+            dispatcher: selfSigned,
+            timeoutMs,
+          }),
+          waitHealthy({
+            process: scheduler,
+            url: `https://${LOOPBACK}:${schedulerPort}/healthz`,
+            dispatcher: selfSigned,
+            timeoutMs,
+          }),
+        ];
+        if (nodes > 0) {
+          const kwokConfig = join(dataDir, 'kwok.yaml');
+          const stages = await readFile(join(dirname(required(binaries, 'kwok')), 'kwok-stages.yaml'), 'utf8');
+          await writeFile(kwokConfig, buildKwokConfiguration(stages));
+          const kwok = start(
+            'kwok',
+            'kwok',
+            buildKwokArgs({ kubeconfigFile: kubeconfigPath, configFile: kwokConfig, serverPort: kwokPort }),
+          );
+          waits.push(waitNodesReady(kubeconfig, nodeNames, kwok, timeoutMs));
+        }
+        await Promise.all(waits);
+      } finally {
+        await selfSigned.close();
+      }
+    }
+
+    return {
+      server,
+      kubeconfig,
+      kubeconfigPath,
+      dataDir,
+      processes: processes.map((p) => ({ name: p.name, pid: p.pid })),
+      ports,
+      binaries,
+      nodeNames,
+      addUser: (user) => issueUser(ca, dataDir, server, user),
+      stop,
+      [Symbol.asyncDispose]: stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function connectExistingCluster(): Promise<ControlPlane> {
+  const existing = await loadExistingCluster();
+  const stop = async () => {};
+  return {
+    ...existing,
+    dataDir: undefined,
+    processes: [],
+    ports: [],
+    binaries: {},
+    nodeNames: [],
+    addUser: async () => addUserUnsupported(),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+async function issueUser(
+  ca: CertificateAuthority,
+  dataDir: string,
+  server: string,
+  user: UserOptions,
+): Promise<UserCredentials> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9@._:-]*$/.test(user.name)) {
+    throw new TestenvError(`addUser: name "${user.name}" must be letters, digits and @._:- (it becomes a file name)`);
+  }
+  const groups = [...(user.groups ?? [])];
+  const cert = await ca.issue({ commonName: user.name, organizations: groups, usage: 'client' });
+  const kubeconfig = buildKubeconfig({
+    clusterName: 'kanri-testenv',
+    server,
+    caPem: ca.certPem,
+    userName: user.name,
+    certPem: cert.certPem,
+    keyPem: cert.keyPem,
+  });
+  const kubeconfigPath = join(dataDir, 'users', `${user.name.replaceAll(':', '_')}.kubeconfig`);
+  await writeKubeconfig(kubeconfigPath, kubeconfig);
+  return { name: user.name, groups, kubeconfig, kubeconfigPath };
+}

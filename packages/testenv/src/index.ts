@@ -1,0 +1,25 @@
+/**
+ * @kanri/testenv: a real local Kubernetes control plane, built from pinned Go modules and
+ * cached per version, for integration tests and `kanri dev`.
+ *
+ * @example
+ * ```ts
+ * import { startControlPlane } from '@kanri/testenv';
+ *
+ * await using cp = await startControlPlane({ controllers: true, nodes: 2 });
+ * console.log(cp.server, cp.kubeconfigPath);
+ * ```
+ */
+
+export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/build-progress.js';
+export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
+export { cacheRoot } from './binaries/cache-dir.js';
+export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
+export { ensureBinaries } from './binaries/ensure-binaries.js';
+export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
+export { startControlPlane } from './control-plane.js';
+export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
+export type { Kubeconfig } from './kubeconfig.js';
+export { isProcessAlive } from './managed-process.js';
+export type { BinaryName, ComponentSpec } from './versions.js';
+export { allComponents, ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION } from './versions.js';

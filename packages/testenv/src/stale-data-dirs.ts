@@ -1,0 +1,31 @@
+/** Data directories left behind by a process that was killed outright (so never ran `stop()`), and their removal. */
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isProcessAlive } from './managed-process.js';
+
+export const DATA_DIR_PREFIX = 'kanri-testenv-';
+const OWNER_FILE = 'owner.pid';
+
+export async function writeOwnerPid(dataDir: string): Promise<void> {
+  await writeFile(join(dataDir, OWNER_FILE), `${process.pid}\n`);
+}
+
+/** Removes `kanri-testenv-*` directories under `base` whose owning process is gone. Never touches a live owner's. */
+export async function sweepStaleDataDirs(base: string): Promise<string[]> {
+  const removed: string[] = [];
+  let entries: string[];
+  try {
+    entries = (await readdir(base)).filter((e) => e.startsWith(DATA_DIR_PREFIX));
+  } catch {
+    return removed;
+  }
+  for (const entry of entries) {
+    const dir = join(base, entry);
+    const owner = Number.parseInt(await readFile(join(dir, OWNER_FILE), 'utf8').catch(() => ''), 10);
+    // A directory without an owner file may be mid-creation by another process: leave it.
+    if (!Number.isInteger(owner) || isProcessAlive(owner)) continue;
+    await rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  return removed;
+}

@@ -1,0 +1,51 @@
+/** Pinned versions of every control-plane component testenv builds; bump them together with the Go wrapper modules in `go/`. */
+
+/** One Go-built component: where its source module lives and which binaries it yields. */
+export interface ComponentSpec {
+  /** Cache key prefix and the name shown in progress lines. */
+  readonly name: 'kubernetes' | 'etcd' | 'kwok';
+  readonly version: string;
+  readonly binaries: readonly string[];
+  /** Non-executable files the build writes beside the binaries. */
+  readonly files?: readonly string[];
+}
+
+export const KUBERNETES_VERSION = 'v1.34.4';
+export const ETCD_VERSION = 'v3.6.16';
+export const KWOK_VERSION = 'v0.8.0';
+
+export const kubernetesComponent: ComponentSpec = {
+  name: 'kubernetes',
+  version: KUBERNETES_VERSION,
+  binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'],
+};
+
+export const etcdComponent: ComponentSpec = {
+  name: 'etcd',
+  version: ETCD_VERSION,
+  binaries: ['etcd'],
+};
+
+export const kwokComponent: ComponentSpec = {
+  name: 'kwok',
+  version: KWOK_VERSION,
+  binaries: ['kwok'],
+  files: ['kwok-stages.yaml'],
+};
+
+/**
+ * The kwok lifecycle stages testenv runs: nodes become Ready at once, Pods go Running/Ready,
+ * finish when their containers would, and are removed on deletion. The `kwok` binary embeds
+ * none, so they are copied from the kwok module source at build time.
+ */
+export const KWOK_STAGE_FILES = [
+  'kustomize/stage/node/fast/node-initialize.yaml',
+  'kustomize/stage/pod/fast/pod-ready.yaml',
+  'kustomize/stage/pod/fast/pod-complete.yaml',
+  'kustomize/stage/pod/fast/pod-delete.yaml',
+] as const;
+
+export const allComponents: readonly ComponentSpec[] = [kubernetesComponent, etcdComponent, kwokComponent];
+
+/** Every binary name testenv can start, for typing `Binaries` lookups. */
+export type BinaryName = 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'etcd' | 'kwok';
