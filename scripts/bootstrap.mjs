@@ -20,7 +20,9 @@ function run(command, args, what) {
   console.error(`bootstrap: ${what}…`);
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) {
-    console.error(`bootstrap: ${what} failed (${command} ${args.join(' ')} exited with ${result.status ?? result.signal}).`);
+    console.error(
+      `bootstrap: ${what} failed (${command} ${args.join(' ')} exited with ${result.status ?? result.signal}).`,
+    );
     process.exit(result.status ?? 1);
   }
   console.error(`bootstrap: ${what} done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -19,10 +19,14 @@ function* testFiles(dir) {
   }
 }
 
-const files = readdirSync(join(root, 'packages'))
-  .flatMap((pkg) => {
+const distDirs = [
+  ...readdirSync(join(root, 'packages')).map((pkg) => join(root, 'packages', pkg, 'dist')),
+  join(root, 'examples', 'dist'),
+];
+const files = distDirs
+  .flatMap((dir) => {
     try {
-      return [...testFiles(join(root, 'packages', pkg, 'dist'))];
+      return [...testFiles(dir)];
     } catch {
       return [];
     }

@@ -11,6 +11,8 @@ export interface DevState {
   readonly startedAt: string;
   readonly nodes: number;
   readonly controllers: boolean;
+  /** The kubectl built with the control plane, if any. */
+  readonly kubectl?: string;
 }
 
 /** `$KANRI_STATE_DIR`, else `$XDG_STATE_HOME/kanri/dev`, else `~/.local/state/kanri/dev`. */

@@ -34,14 +34,17 @@ async function generateKeys(): Promise<CryptoKeyPair> {
   return crypto.subtle.generateKey(algorithm, true, ['sign', 'verify']) as Promise<CryptoKeyPair>;
 }
 
+/** PEM with the trailing newline tools expect at the end of a file. */
+function toPem(der: ArrayBuffer, label: string): string {
+  return `${x509.PemConverter.encode(der, label).trimEnd()}\n`;
+}
+
 async function privateKeyPem(key: CryptoKey): Promise<string> {
-  const der = Buffer.from(await crypto.subtle.exportKey('pkcs8', key));
-  return x509.PemConverter.encode(der.buffer.slice(der.byteOffset, der.byteOffset + der.length), 'PRIVATE KEY');
+  return toPem(await crypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 }
 
 async function publicKeyPem(key: CryptoKey): Promise<string> {
-  const der = Buffer.from(await crypto.subtle.exportKey('spki', key));
-  return x509.PemConverter.encode(der.buffer.slice(der.byteOffset, der.byteOffset + der.length), 'PUBLIC KEY');
+  return toPem(await crypto.subtle.exportKey('spki', key), 'PUBLIC KEY');
 }
 
 /** A positive random serial: the top bit is cleared so DER does not read it as negative. */
@@ -116,10 +119,10 @@ export async function createCertificateAuthority(commonName: string): Promise<Ce
       signingKey: keys.privateKey,
       extensions,
     });
-    return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(leafKeys.privateKey) };
+    return { certPem: toPem(cert.rawData, 'CERTIFICATE'), keyPem: await privateKeyPem(leafKeys.privateKey) };
   };
 
-  return { certPem: caCert.toString('pem'), keyPem: await privateKeyPem(keys.privateKey), issue };
+  return { certPem: toPem(caCert.rawData, 'CERTIFICATE'), keyPem: await privateKeyPem(keys.privateKey), issue };
 }
 
 /** The key pair kube-apiserver signs service-account tokens with, and that verifiers check them against. */

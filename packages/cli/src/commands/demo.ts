@@ -61,7 +61,7 @@ export async function runDemo(options: { once: boolean }): Promise<void> {
 
     step(4, 'The control plane is yours. In another shell:');
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
-    console.log(`kubectl get pods -n ${NAMESPACE}`);
+    console.log(`${cp.binaries.kubectl ?? 'kubectl'} get pods -n ${NAMESPACE}`);
     if (options.once) return;
     console.log('Press Ctrl-C to stop it.');
     await waitForShutdownSignal();

@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { type BinaryName, ensureBinaries, isProcessAlive, startControlPlane } from '@kanri/testenv';
+import { type BinaryName, ensureBinaries, isProcessAlive, KUBERNETES_VERSION, startControlPlane } from '@kanri/testenv';
 import { Command, Option } from 'commander';
 import { clearDevState, type DevState, devStateDir, readDevState, writeDevState } from '../dev-state.js';
 import { parseNodeCount, waitForShutdownSignal } from '../options.js';
@@ -21,6 +21,7 @@ function printHowToUse(state: DevState): void {
   console.log(`Local control plane is up at ${state.server} (supervisor PID ${state.pid}).`);
   console.log('Point kubectl at it with:');
   console.log(`export KUBECONFIG=${state.kubeconfigPath}`);
+  if (state.kubectl) console.log(`A matching kubectl (${KUBERNETES_VERSION}) is at ${state.kubectl}`);
   console.log('Stop it with: kanri dev down');
 }
 
@@ -80,6 +81,7 @@ async function serve(options: UpOptions): Promise<void> {
     startedAt: new Date().toISOString(),
     nodes: options.nodes,
     controllers: options.controllers || options.nodes > 0,
+    kubectl: cp.binaries.kubectl,
   };
   await writeDevState(state);
   console.log(`supervisor ${process.pid}: control plane ready at ${cp.server}`);

@@ -11,6 +11,8 @@ export interface GoCommand {
 /** How to build one component: `list` counts the packages (for progress), `build` writes the binaries into `outDir`. */
 export interface GoBuildPlan {
   readonly component: ComponentSpec;
+  /** Where the build writes the component's binaries and files. */
+  readonly outDir: string;
   readonly download: GoCommand;
   readonly list: GoCommand;
   readonly build: GoCommand;
@@ -56,6 +58,7 @@ export function planGoBuild(component: ComponentSpec, outDir: string, modulesDir
   const output = packages.length > 1 ? `${outDir}/` : `${outDir}/${component.binaries[0]}`;
   return {
     component,
+    outDir,
     download: { cwd, args: ['mod', 'download'] },
     list: { cwd, args: ['list', '-deps', '-f', '{{if not .Standard}}{{.ImportPath}}{{end}}', ...packages] },
     build: { cwd, args: ['build', '-v', '-trimpath', '-ldflags', ldflags(component), '-o', output, ...packages] },

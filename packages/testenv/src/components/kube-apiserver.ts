@@ -36,6 +36,9 @@ export function buildApiServerArgs(config: ApiServerConfig): string[] {
     '--allow-privileged=true',
     // Endpoints may not hold loopback addresses, so the default reconciler would fail forever publishing 127.0.0.1.
     '--endpoint-reconciler-type=none',
+    // That plugin taints every new Node not-ready until the node-lifecycle controller clears it; that controller
+    // would in turn need kubelet heartbeats, which simulated nodes do not send, so new nodes would never take Pods.
+    '--disable-admission-plugins=TaintNodesByCondition',
     '--profiling=false',
     ...(config.extraArgs ?? []),
   ];

@@ -4,6 +4,9 @@ import { LOOPBACK } from '../free-port.js';
 /** kwok manages only nodes carrying this annotation, so real or process nodes added later are left alone. */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
+/** Addresses kwok hands to simulated Pods. */
+export const POD_CIDR = '10.244.0.0/16';
+
 export interface KwokConfig {
   readonly kubeconfigFile: string;
   readonly configFile: string;
@@ -12,11 +15,15 @@ export interface KwokConfig {
 
 /**
  * kwok's configuration: its options document followed by the lifecycle stages built beside the
- * binary. The parallelism options are spelled out because kwok v0.8.0 does not apply its own
- * defaults to a configuration read from a file (it exits with "playStageParallelism must be greater than 0").
+ * binary. Every option is spelled out because kwok v0.8.0 does not apply its own defaults to a
+ * configuration read from a file (it exits with "playStageParallelism must be greater than 0").
  */
 export function buildKwokConfiguration(stages: string): string {
   const options = [
+    // Pods get addresses so EndpointSlices fill in; nothing routes to them (no containers run).
+    `cidr: ${POD_CIDR}`,
+    // Anything that dials a node (kubectl logs through the API server) stays on loopback.
+    'nodeIP: 127.0.0.1',
     'podPlayStageParallelism: 4',
     'nodePlayStageParallelism: 4',
     'nodeLeaseParallelism: 4',

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { BinaryBuildError } from '../errors.js';
+import type { ComponentSpec } from '../versions.js';
+import { ensureBinaries } from './ensure-binaries.js';
+import type { GoBuildPlan } from './go-build-plan.js';
+
+const run = promisify(execFile);
+const fixture = fileURLToPath(new URL('../../test/fixtures/ensure-with-fake-build.js', import.meta.url));
+const fake: ComponentSpec = { name: 'etcd', version: 'v0.0.0-unit', binaries: ['etcd'] };
+
+async function fakeBuild(plan: GoBuildPlan): Promise<void> {
+  const binary = join(plan.outDir, 'etcd');
+  await writeFile(binary, '#!/bin/sh\n');
+  await chmod(binary, 0o755);
+}
+
+describe('ensureBinaries', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kanri-ensure-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const quiet = () => {};
+
+  it('lets only one of two parallel processes build; the other waits and reuses the result', async () => {
+    const cacheDir = join(dir, 'parallel');
+    const counter = join(dir, 'builds.txt');
+    const [a, b] = await Promise.all([
+      run(process.execPath, [fixture, cacheDir, counter]),
+      run(process.execPath, [fixture, cacheDir, counter]),
+    ]);
+    const builds = (await readFile(counter, 'utf8')).trim().split('\n');
+    assert.equal(builds.length, 1, `exactly one build, got ${builds.length}`);
+    const results = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
+    assert.equal(results[0].path, results[1].path);
+    assert.equal(results[0].path, join(cacheDir, 'etcd-v0.0.0-locktest', 'bin', 'etcd'));
+    assert.ok(
+      results.some((r) => r.phases.includes('waiting-for-lock')),
+      'the second process reported that it waited',
+    );
+  });
+
+  it('does not build again once cached', async () => {
+    const cacheDir = join(dir, 'cached');
+    let builds = 0;
+    const build = async (plan: GoBuildPlan) => {
+      builds++;
+      await fakeBuild(plan);
+    };
+    const options = { cacheDir, assetsDir: '', components: [fake], build, onProgress: quiet };
+    const first = await ensureBinaries(options);
+    const second = await ensureBinaries(options);
+    assert.equal(builds, 1);
+    assert.equal(first.etcd, second.etcd);
+  });
+
+  it('takes binaries from KUBEBUILDER_ASSETS without building', async () => {
+    const assetsDir = join(dir, 'assets');
+    await mkdir(assetsDir);
+    await writeFile(join(assetsDir, 'etcd'), '#!/bin/sh\n');
+    await chmod(join(assetsDir, 'etcd'), 0o755);
+    const paths = await ensureBinaries({
+      cacheDir: join(dir, 'unused'),
+      assetsDir,
+      components: [fake],
+      onProgress: quiet,
+      build: async () => assert.fail('must not build'),
+    });
+    assert.equal(paths.etcd, join(assetsDir, 'etcd'));
+  });
+
+  it('breaks a lock left by a dead builder instead of waiting forever', async () => {
+    const cacheDir = join(dir, 'stale');
+    const lock = join(cacheDir, 'etcd-v0.0.0-unit.lock');
+    await mkdir(lock, { recursive: true });
+    const longAgo = new Date(Date.now() - 10 * 60_000);
+    await utimes(lock, longAgo, longAgo);
+    const paths = await ensureBinaries({
+      cacheDir,
+      assetsDir: '',
+      components: [fake],
+      build: fakeBuild,
+      onProgress: quiet,
+    });
+    assert.equal(paths.etcd, join(cacheDir, 'etcd-v0.0.0-unit', 'bin', 'etcd'));
+  });
+
+  it('caches nothing from a failed build, releases the lock, and retries next time', async () => {
+    const cacheDir = join(dir, 'failing');
+    const failing = async () => {
+      throw new BinaryBuildError('etcd', 'etcd: go build exited with code 1', 'compile error');
+    };
+    const options = { cacheDir, assetsDir: '', components: [fake], onProgress: quiet };
+    await assert.rejects(ensureBinaries({ ...options, build: failing }), /go build exited with code 1/);
+    const paths = await ensureBinaries({ ...options, build: fakeBuild });
+    assert.equal(paths.etcd, join(cacheDir, 'etcd-v0.0.0-unit', 'bin', 'etcd'));
+  });
+
+  it('names the missing output when a build produces no binary', async () => {
+    const options = { cacheDir: join(dir, 'empty'), assetsDir: '', components: [fake], onProgress: quiet };
+    await assert.rejects(
+      ensureBinaries({ ...options, build: async () => {} }),
+      (error: unknown) => error instanceof BinaryBuildError && /produced no etcd/.test(error.message),
+    );
+  });
+});

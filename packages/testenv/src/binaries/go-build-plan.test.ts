@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { etcdComponent, kubernetesComponent, kwokComponent } from '../versions.js';
+import { formatProgress } from './build-progress.js';
+import { planGoBuild } from './go-build-plan.js';
+
+describe('planGoBuild', () => {
+  it('builds every Kubernetes binary from its wrapper module with the version stamped in', () => {
+    const plan = planGoBuild(kubernetesComponent, '/out', '/mods/');
+    assert.equal(plan.build.cwd, '/mods/kubernetes');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/', 'a directory, since several main packages are built');
+    for (const b of kubernetesComponent.binaries) assert.ok(args.includes(`k8s.io/kubernetes/cmd/${b}`), b);
+    const ldflags = args[args.indexOf('-ldflags') + 1] ?? '';
+    assert.match(ldflags, /component-base\/version\.gitVersion=v1\.34\.\d+/);
+    assert.match(ldflags, /gitMinor=34/);
+  });
+
+  it('names the single output file for etcd and bundles kwok stages', () => {
+    const etcd = planGoBuild(etcdComponent, '/out', '/mods/');
+    assert.equal(etcd.build.args[etcd.build.args.indexOf('-o') + 1], '/out/etcd');
+    assert.equal(etcd.bundle, undefined);
+    const kwok = planGoBuild(kwokComponent, '/out', '/mods/');
+    assert.equal(kwok.bundle?.output, '/out/kwok-stages.yaml');
+    assert.ok(kwok.bundle?.files.some((f) => f.endsWith('pod-ready.yaml')));
+  });
+
+  it('formats progress as a percentage that never claims 100% before done', () => {
+    const line = formatProgress({
+      component: 'kubernetes',
+      version: 'v1',
+      phase: 'compiling',
+      built: 50,
+      total: 50,
+      elapsedMs: 65_000,
+    });
+    assert.match(line, /50\/50 packages \(99%\), 1m05s/);
+    assert.match(
+      formatProgress({ component: 'etcd', version: 'v3', phase: 'done', elapsedMs: 1000 }),
+      /built etcd v3 in 1s/,
+    );
+  });
+});

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildEtcdArgs } from './etcd.js';
+import { buildApiServerArgs } from './kube-apiserver.js';
+import { buildControllerManagerArgs } from './kube-controller-manager.js';
+import { buildSchedulerArgs } from './kube-scheduler.js';
+import { buildKwokArgs, buildKwokConfiguration } from './kwok.js';
+
+const flag = (args: string[], name: string) =>
+  args
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.split('=')
+    .slice(1)
+    .join('=');
+
+describe('component flags', () => {
+  it('keeps etcd on loopback', () => {
+    const args = buildEtcdArgs({ dataDir: '/d', clientPort: 1, peerPort: 2 });
+    assert.equal(flag(args, 'listen-client-urls'), 'http://127.0.0.1:1');
+    assert.equal(flag(args, 'listen-peer-urls'), 'http://127.0.0.1:2');
+  });
+
+  it('runs kube-apiserver on loopback with RBAC and client-certificate auth', () => {
+    const args = buildApiServerArgs({
+      port: 3,
+      etcdUrl: 'http://127.0.0.1:1',
+      certDir: '/c',
+      servingCertFile: '/s.crt',
+      servingKeyFile: '/s.key',
+      clientCaFile: '/ca.crt',
+      serviceAccountPublicKeyFile: '/sa.pub',
+      serviceAccountPrivateKeyFile: '/sa.key',
+      extraArgs: ['--v=2'],
+    });
+    assert.equal(flag(args, 'bind-address'), '127.0.0.1');
+    assert.equal(flag(args, 'secure-port'), '3');
+    assert.equal(flag(args, 'authorization-mode'), 'RBAC');
+    assert.equal(flag(args, 'client-ca-file'), '/ca.crt');
+    assert.equal(args.at(-1), '--v=2', 'extra flags come last so they win');
+  });
+
+  it('binds the controller manager and scheduler to loopback on the given ports, without leader election', () => {
+    const kcm = buildControllerManagerArgs({
+      port: 4,
+      kubeconfigFile: '/k',
+      certDir: '/c',
+      serviceAccountPrivateKeyFile: '/sa.key',
+      rootCaFile: '/ca.crt',
+    });
+    const scheduler = buildSchedulerArgs({ port: 5, kubeconfigFile: '/k', certDir: '/c' });
+    for (const [args, port] of [
+      [kcm, '4'],
+      [scheduler, '5'],
+    ] as const) {
+      assert.equal(flag(args, 'bind-address'), '127.0.0.1');
+      assert.equal(flag(args, 'secure-port'), port);
+      assert.equal(flag(args, 'leader-elect'), 'false');
+    }
+    const controllers = flag(kcm, 'controllers')?.split(',') ?? [];
+    for (const needed of ['garbage-collector-controller', 'statefulset-controller', 'endpointslice-controller']) {
+      assert.ok(controllers.includes(needed), needed);
+    }
+  });
+
+  it('points kwok at its own config and only at annotated nodes', () => {
+    const args = buildKwokArgs({ kubeconfigFile: '/k', configFile: '/kwok.yaml', serverPort: 6 });
+    assert.equal(flag(args, 'config'), '/kwok.yaml');
+    assert.equal(flag(args, 'server-address'), '127.0.0.1:6');
+    assert.equal(flag(args, 'manage-nodes-with-annotation-selector'), 'kwok.x-k8s.io/node=fake');
+    const config = buildKwokConfiguration('kind: Stage');
+    assert.match(config, /podPlayStageParallelism: 4/);
+    assert.match(config, /---\nkind: Stage/);
+  });
+});
