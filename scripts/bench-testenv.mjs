@@ -16,7 +16,9 @@ async function measure(label, options) {
     await cp.stop();
   }
   const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
-  console.log(`${label.padEnd(36)} median ${s(median(times))}  min ${s(Math.min(...times))}  max ${s(Math.max(...times))}  (n=${runs})`);
+  console.log(
+    `${label.padEnd(36)} median ${s(median(times))}  min ${s(Math.min(...times))}  max ${s(Math.max(...times))}  (n=${runs})`,
+  );
   return median(times);
 }
 

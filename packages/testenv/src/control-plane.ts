@@ -20,7 +20,7 @@ import { buildApiServerArgs, KUBERNETES_SERVICE_IP } from './components/kube-api
 import { buildControllerManagerArgs } from './components/kube-controller-manager.js';
 import { buildSchedulerArgs } from './components/kube-scheduler.js';
 import { buildKwokArgs, buildKwokConfiguration, buildKwokNode } from './components/kwok.js';
-import { ComponentStartError, TestenvError } from './errors.js';
+import { ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
 import { addUserUnsupported, existingClusterRequested, loadExistingCluster } from './existing-cluster.js';
 import { LOOPBACK, reservePorts } from './free-port.js';
 import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from './kubeconfig.js';
@@ -84,8 +84,14 @@ export interface ControlPlane extends AsyncDisposable {
   readonly binaries: BinaryPaths;
   /** Names of the kwok nodes. */
   readonly nodeNames: readonly string[];
+  /** etcd's client URL (`http://127.0.0.1:<port>`), for tests that act on storage directly (compaction). */
+  readonly etcdUrl: string | undefined;
   /** Issues a client certificate for a new user and returns a kubeconfig that authenticates as them. */
   addUser(user: UserOptions): Promise<UserCredentials>;
+  /** Kills one component (`etcd` or `kube-apiserver`) by PID and waits for it to exit; for failure tests. */
+  killComponent(name: 'etcd' | 'kube-apiserver', signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a killed component again with the same flags and port, and waits until it is healthy. */
+  startComponent(name: 'etcd' | 'kube-apiserver'): Promise<void>;
   /** Stops every process by PID, waits for each, and removes the data directory. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -180,10 +186,29 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   await Promise.all([mkdir(logs), mkdir(pki, { mode: 0o700 }), mkdir(join(dataDir, 'users'))]);
 
   const processes: ManagedProcess[] = [];
+  // How to start each component again, for tests that kill one (see ControlPlane.startComponent).
+  const launchers = new Map<string, () => Promise<ManagedProcess>>();
   const start = (name: string, binary: BinaryName, args: string[]) => {
     const child = startProcess({ name, command: required(binaries, binary), args, logFile: join(logs, `${name}.log`) });
-    processes.push(child);
+    const previous = processes.findIndex((p) => p.name === name);
+    if (previous === -1) processes.push(child);
+    else processes[previous] = child;
     return child;
+  };
+  /** Starts a component, remembers how, and waits until `healthy` says it is up. */
+  const launch = async (
+    name: string,
+    binary: BinaryName,
+    args: string[],
+    healthy: (child: ManagedProcess) => Promise<void>,
+  ) => {
+    const run = async () => {
+      const child = start(name, binary, args);
+      await healthy(child);
+      return child;
+    };
+    launchers.set(name, run);
+    return run();
   };
   let stopped = false;
   const stop = async () => {
@@ -244,14 +269,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const kubeconfigPath = join(dataDir, 'kubeconfig');
     await writeKubeconfig(kubeconfigPath, kubeconfig);
 
-    const etcd = start(
+    await launch(
       'etcd',
       'etcd',
       buildEtcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }),
+      (etcd) => waitHealthy({ process: etcd, url: `${etcdUrl({ clientPort: etcdClientPort })}/health`, timeoutMs }),
     );
-    await waitHealthy({ process: etcd, url: `${etcdUrl({ clientPort: etcdClientPort })}/health`, timeoutMs });
 
-    const apiserver = start(
+    await launch(
       'kube-apiserver',
       'kube-apiserver',
       buildApiServerArgs({
@@ -265,13 +290,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         serviceAccountPrivateKeyFile: file('sa.key'),
         extraArgs: options.apiServerArgs,
       }),
+      async (apiserver) => {
+        const adminAgent = new Agent({ connect: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } });
+        try {
+          await waitHealthy({ process: apiserver, url: `${server}/readyz`, dispatcher: adminAgent, timeoutMs });
+        } finally {
+          await adminAgent.close();
+        }
+      },
     );
-    const adminAgent = new Agent({ connect: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } });
-    try {
-      await waitHealthy({ process: apiserver, url: `${server}/readyz`, dispatcher: adminAgent, timeoutMs });
-    } finally {
-      await adminAgent.close();
-    }
 
     const nodeNames = Array.from({ length: nodes }, (_, i) => `kwok-node-${i}`);
     if (withControllers) {
@@ -329,13 +356,33 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
     }
 
+    const component = (name: string) => {
+      const child = processes.find((p) => p.name === name);
+      const relaunch = launchers.get(name);
+      if (!child || !relaunch)
+        throw new TestenvError(`this control plane has no component "${name}" that can be restarted`);
+      return { child, relaunch };
+    };
     return {
       server,
       kubeconfig,
       kubeconfigPath,
       dataDir,
-      processes: processes.map((p) => ({ name: p.name, pid: p.pid })),
+      etcdUrl: etcdUrl({ clientPort: etcdClientPort }),
+      get processes() {
+        return processes.map((p) => ({ name: p.name, pid: p.pid }));
+      },
       ports,
+      async killComponent(name, signal = 'SIGKILL') {
+        const { child } = component(name);
+        if (child.running) process.kill(child.pid, signal);
+        await child.exited;
+      },
+      async startComponent(name) {
+        const { child, relaunch } = component(name);
+        if (child.running) throw new TestenvError(`${name} is still running (PID ${child.pid}); kill it first`);
+        await relaunch();
+      },
       binaries,
       nodeNames,
       addUser: (user) => issueUser(ca, dataDir, server, user),
@@ -351,9 +398,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 async function connectExistingCluster(): Promise<ControlPlane> {
   const existing = await loadExistingCluster();
   const stop = async () => {};
+  const unsupported = async () => {
+    throw new UnsupportedError(
+      'an existing cluster (KANRI_USE_EXISTING_CLUSTER) has no components testenv can kill or start',
+    );
+  };
   return {
     ...existing,
     dataDir: undefined,
+    etcdUrl: undefined,
+    killComponent: unsupported,
+    startComponent: unsupported,
     processes: [],
     ports: [],
     binaries: {},

@@ -19,6 +19,8 @@ export { ensureBinaries } from './binaries/ensure-binaries.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
+export type { FaultProxy } from './fault-proxy.js';
+export { startFaultProxy } from './fault-proxy.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
 export type { BinaryName, ComponentSpec } from './versions.js';

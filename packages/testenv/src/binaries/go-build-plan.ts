@@ -60,7 +60,8 @@ export function planGoBuild(component: ComponentSpec, outDir: string, modulesDir
     component,
     outDir,
     download: { cwd, args: ['mod', 'download'] },
-    list: { cwd, args: ['list', '-deps', '-f', '{{if not .Standard}}{{.ImportPath}}{{end}}', ...packages] },
+    // Standard-library packages count too: with a cold Go cache `go build -v` compiles them as well.
+    list: { cwd, args: ['list', '-deps', '-f', '{{.ImportPath}}', ...packages] },
     build: { cwd, args: ['build', '-v', '-trimpath', '-ldflags', ldflags(component), '-o', output, ...packages] },
     ...(component.name === 'kwok'
       ? {
