@@ -1,0 +1,210 @@
+/**
+ * The HTTP edge of the client: one pooled keep-alive undici Agent per cluster (per client
+ * certificate, when an exec plugin rotates it), JSON in and out with plain `JSON.parse`/`stringify`
+ * so no field is ever dropped, typed errors, and retries only where they are safe.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
+import type { ClusterConnection } from '../config/load-kubeconfig.js';
+import {
+  ConnectionError,
+  errorFromResponse,
+  KubeError,
+  type RequestContext,
+  TimeoutError,
+  UnauthorizedError,
+} from '../errors.js';
+import { decideRetry } from './retry-policy.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRequest {
+  readonly method: HttpMethod;
+  /** Absolute path, starting with `/`. */
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  /** Serialized with JSON.stringify. */
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly accept?: string;
+  readonly signal?: AbortSignal;
+  /** Per-request timeout for the response headers and (for non-streams) the body. */
+  readonly timeoutMs?: number;
+  readonly context?: Omit<RequestContext, 'method' | 'path'>;
+}
+
+export interface TransportOptions {
+  /** Attempts for a retryable failure, including the first. Default 5. */
+  readonly maxAttempts?: number;
+  /** Default request timeout. Default 30 s. */
+  readonly timeoutMs?: number;
+  readonly userAgent?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+function buildUrlPath(path: string, query: HttpRequest['query']): string {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+function networkErrorCode(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+}
+
+export class HttpTransport {
+  readonly connection: ClusterConnection;
+  readonly #agents = new Map<string, Agent>();
+  readonly #maxAttempts: number;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+
+  constructor(connection: ClusterConnection, options: TransportOptions = {}) {
+    this.connection = connection;
+    this.#maxAttempts = options.maxAttempts ?? 5;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#userAgent = options.userAgent ?? 'kanri/0.1';
+  }
+
+  /** One agent per client-certificate identity; with static credentials that is one agent for the cluster's lifetime. */
+  #agent(cert: string | undefined, key: string | undefined): Agent {
+    const id = cert ?? '';
+    let agent = this.#agents.get(id);
+    if (!agent) {
+      const tls = this.connection.tls;
+      agent = new Agent({
+        connect: {
+          ca: tls.ca,
+          cert,
+          key,
+          servername: tls.servername,
+          rejectUnauthorized: tls.rejectUnauthorized,
+        },
+        keepAliveTimeout: 30_000,
+      });
+      // A rotated exec certificate replaces the previous agent; close the old one once idle.
+      for (const [oldId, old] of this.#agents) {
+        if (oldId !== id) {
+          this.#agents.delete(oldId);
+          void old.close();
+        }
+      }
+      this.#agents.set(id, agent);
+    }
+    return agent;
+  }
+
+  async #dispatch(request: HttpRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
+    const credentials = this.connection.credentials ? await this.connection.credentials.current() : {};
+    const headers: Record<string, string> = {
+      accept: request.accept ?? 'application/json',
+      'user-agent': this.#userAgent,
+    };
+    if (credentials.token) headers.authorization = `Bearer ${credentials.token}`;
+    else if (credentials.basic) headers.authorization = `Basic ${Buffer.from(credentials.basic).toString('base64')}`;
+    if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json';
+    const timeout = request.timeoutMs ?? this.#timeoutMs;
+    return this.#agent(
+      credentials.cert ?? this.connection.tls.cert,
+      credentials.key ?? this.connection.tls.key,
+    ).request({
+      origin: this.connection.server,
+      path: buildUrlPath(request.path, request.query),
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: request.signal,
+      headersTimeout: timeout,
+      // A watch stays open for minutes with long silences; the watcher's own idle timer guards it.
+      bodyTimeout: streaming ? 0 : timeout,
+    });
+  }
+
+  /** Sends the request with retries; resolves with a 2xx response whose body the caller must consume. */
+  async #send(request: HttpRequest, streaming: boolean): Promise<Dispatcher.ResponseData> {
+    const context: RequestContext = { method: request.method, path: request.path, ...request.context };
+    let refreshedCredentials = false;
+    for (let attempt = 1; ; attempt++) {
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await this.#dispatch(request, streaming);
+      } catch (error) {
+        if (request.signal?.aborted || error instanceof KubeError) throw error;
+        const code = networkErrorCode(error);
+        const decision = decideRetry({
+          method: request.method,
+          attempt,
+          errorCode: code ?? 'UNKNOWN',
+          maxAttempts: this.#maxAttempts,
+        });
+        if (decision.retry) {
+          await sleep(decision.delayMs, undefined, { signal: request.signal });
+          continue;
+        }
+        if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+          throw new TimeoutError(context, `no response within ${request.timeoutMs ?? this.#timeoutMs} ms`, {
+            cause: error,
+          });
+        }
+        throw new ConnectionError(
+          context,
+          code,
+          `cannot reach ${this.connection.server}: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+      if (response.statusCode >= 200 && response.statusCode < 300) return response;
+
+      const text = await response.body.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not every failure is a Status object (proxies, plain-text 503s).
+      }
+      const retryAfter = response.headers['retry-after'];
+      const error = errorFromResponse(
+        response.statusCode,
+        body,
+        context,
+        Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+      );
+      if (error instanceof UnauthorizedError && this.connection.credentials && !refreshedCredentials) {
+        // An expired exec credential or a rotated token file: fetch afresh once, as client-go does.
+        refreshedCredentials = true;
+        this.connection.credentials.invalidate();
+        continue;
+      }
+      const decision = decideRetry({
+        method: request.method,
+        attempt,
+        statusCode: response.statusCode,
+        retryAfterSeconds: 'retryAfterSeconds' in error ? (error.retryAfterSeconds as number | undefined) : undefined,
+        maxAttempts: this.#maxAttempts,
+      });
+      if (!decision.retry) throw error;
+      await sleep(decision.delayMs, undefined, { signal: request.signal });
+    }
+  }
+
+  /** Sends a request and parses the JSON response. */
+  async json<T>(request: HttpRequest): Promise<T> {
+    const response = await this.#send(request, false);
+    const text = await response.body.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Opens a streaming response (watch); the caller iterates the body and must finish or destroy it. */
+  async stream(request: HttpRequest): Promise<Dispatcher.ResponseData['body']> {
+    return (await this.#send(request, true)).body;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#agents.values()].map((a) => a.close()));
+    this.#agents.clear();
+  }
+}
