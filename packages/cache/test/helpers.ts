@@ -1,0 +1,56 @@
+/** Shared helpers for the cache's integration tests. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeObject, ResourceClient } from '@kanri/client';
+import { request } from 'undici';
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 30_000,
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      last = await probe();
+      if (last) return last as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(last).slice(0, 300)}`);
+}
+
+/** `namespace/name → resourceVersion` of what a fresh list shows: the truth a cache must converge to. */
+export async function freshSnapshot(
+  resource: ResourceClient<KubeObject>,
+  namespace: string,
+): Promise<Map<string, string>> {
+  const snapshot = new Map<string, string>();
+  for await (const o of resource.listAll({ namespace }))
+    snapshot.set(`${o.metadata?.namespace}/${o.metadata?.name}`, o.metadata?.resourceVersion ?? '');
+  return snapshot;
+}
+
+export function snapshotOf(objects: readonly KubeObject[]): Map<string, string> {
+  return new Map(
+    objects.map((o) => [`${o.metadata?.namespace}/${o.metadata?.name}`, o.metadata?.resourceVersion ?? '']),
+  );
+}
+
+/** Compacts etcd at its current revision through its HTTP gateway, so older resource versions are gone. */
+export async function compactEtcd(etcdUrl: string): Promise<number> {
+  const range = await request(`${etcdUrl}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+  });
+  const revision = Number(((await range.body.json()) as { header: { revision: string } }).header.revision);
+  const compaction = await request(`${etcdUrl}/v3/kv/compaction`, {
+    method: 'POST',
+    body: JSON.stringify({ revision, physical: true }),
+  });
+  await compaction.body.text();
+  if (compaction.statusCode !== 200) throw new Error(`etcd compaction failed with ${compaction.statusCode}`);
+  return revision;
+}
