@@ -132,6 +132,7 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
       idleTimeoutMs: this.#options.idleTimeoutMs,
       watchTimeoutSeconds: this.#options.watchTimeoutSeconds,
       backoff: new Backoff(this.#options.backoff),
+      transform,
       signal,
       onError: (error, retryInMs) => {
         this.#status.lastError = error;
@@ -145,8 +146,9 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
     for await (const event of events) {
       switch (event.type) {
         case 'relisted': {
-          const deltas = this.#store.replace(event.objects.map(transform));
-          this.#ownWrites.relisted(event.listStartedAt);
+          const deltas = this.#store.replace(event.objects);
+          // A list from the watch cache may predate our writes, so only a consistent one retires them.
+          if (event.consistent) this.#ownWrites.relisted(event.listStartedAt);
           if (this.#status.synced) this.#status.relists++;
           this.#status.resourceVersion = event.resourceVersion;
           this.#status.synced = true;
@@ -155,7 +157,7 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
           break;
         }
         case 'applied': {
-          const object = transform(event.object);
+          const object = event.object;
           this.#ownWrites.observed(objectKey(object), object, false);
           this.#status.resourceVersion = object.metadata?.resourceVersion ?? this.#status.resourceVersion;
           const delta = this.#store.upsert(object);

@@ -20,12 +20,14 @@ export type WatcherEvent<T extends KubeObject> =
       readonly objects: T[];
       readonly resourceVersion: string;
       readonly listStartedAt: number;
+      /** True for a quorum read; false for the first list, served from the API server's watch cache. */
+      readonly consistent: boolean;
     }
   | { readonly type: 'applied'; readonly object: T }
   | { readonly type: 'deleted'; readonly object: T }
   | { readonly type: 'bookmark'; readonly resourceVersion: string };
 
-export interface WatcherOptions {
+export interface WatcherOptions<T extends KubeObject = KubeObject> {
   readonly namespace?: string;
   readonly labelSelector?: ListOptions['labelSelector'];
   readonly fieldSelector?: string;
@@ -42,9 +44,18 @@ export interface WatcherOptions {
   readonly onError?: (error: unknown, retryInMs: number) => void;
   /** Told when a silent stream is dropped to reconnect. */
   readonly onIdleReconnect?: () => void;
+  /** Applied to each object as it arrives, so what it drops (managedFields) never piles up during a long list. */
+  readonly transform?: (object: T) => T;
 }
 
-type State = { readonly phase: 'list' } | { readonly phase: 'watch'; readonly resourceVersion: string };
+/**
+ * `list` with `fromCache` asks for resourceVersion "0": the API server answers from its watch
+ * cache without touching etcd, as client-go's reflector does for its first list. After a 410 the
+ * relist is a quorum read, since the cache may be behind what we already saw.
+ */
+type State =
+  | { readonly phase: 'list'; readonly fromCache: boolean }
+  | { readonly phase: 'watch'; readonly resourceVersion: string };
 
 class IdleTimeout extends Error {}
 
@@ -55,8 +66,9 @@ function jitter([min, max]: readonly [number, number]): number {
 /** Runs until `options.signal` aborts. */
 export async function* watcher<T extends KubeObject>(
   resource: ResourceClient<T>,
-  options: WatcherOptions = {},
+  options: WatcherOptions<T> = {},
 ): AsyncGenerator<WatcherEvent<T>> {
+  const transform = options.transform ?? ((object: T) => object);
   const backoff = options.backoff ?? new Backoff();
   const scope = {
     namespace: options.namespace,
@@ -64,23 +76,25 @@ export async function* watcher<T extends KubeObject>(
     fieldSelector: options.fieldSelector,
     metadataOnly: options.metadataOnly,
   };
-  let state: State = { phase: 'list' };
+  let state: State = { phase: 'list', fromCache: true };
   while (!options.signal?.aborted) {
     try {
       if (state.phase === 'list') {
         const listStartedAt = performance.now();
         const objects: T[] = [];
         let resourceVersion = '';
-        for await (const page of resource.listPages({
+        const pages = resource.listPages({
           ...scope,
           limit: options.pageSize ?? 500,
+          resourceVersion: state.fromCache ? '0' : undefined,
           signal: options.signal,
-        })) {
-          for (const item of page.items) objects.push(item);
+        });
+        for await (const page of pages) {
+          for (const item of page.items) objects.push(transform(item));
           resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
         }
         backoff.reset();
-        yield { type: 'relisted', objects, resourceVersion, listStartedAt };
+        yield { type: 'relisted', objects, resourceVersion, listStartedAt, consistent: !state.fromCache };
         state = { phase: 'watch', resourceVersion };
         continue;
       }
@@ -107,8 +121,8 @@ export async function* watcher<T extends KubeObject>(
           resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
           state = { phase: 'watch', resourceVersion };
           if (event.type === 'BOOKMARK') yield { type: 'bookmark', resourceVersion };
-          else if (event.type === 'DELETED') yield { type: 'deleted', object: event.object };
-          else yield { type: 'applied', object: event.object };
+          else if (event.type === 'DELETED') yield { type: 'deleted', object: transform(event.object) };
+          else yield { type: 'applied', object: transform(event.object) };
         }
         // The server closed the stream (its timeout): reopen from where we are, no backoff needed.
         backoff.reset();
@@ -125,8 +139,8 @@ export async function* watcher<T extends KubeObject>(
     } catch (error) {
       if (options.signal?.aborted) return;
       if (error instanceof GoneError) {
-        // Our resourceVersion was compacted away: only a fresh list can tell what we missed.
-        state = { phase: 'list' };
+        // Our resourceVersion was compacted away: only a fresh, consistent list can tell what we missed.
+        state = { phase: 'list', fromCache: false };
         options.onError?.(error, 0);
         continue;
       }
