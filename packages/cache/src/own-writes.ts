@@ -7,6 +7,10 @@
  * object arrive in order, so anything after that is newer), when the watch reports the deletion,
  * or when a relist that started after the write is swapped in. Resource versions are only
  * compared for equality.
+ *
+ * The watch may deliver a write before the write's own response is processed. So the versions
+ * the watch delivered in the last few seconds are remembered, and a write the watch has already
+ * shown gets no overlay (which would otherwise never be retired and would hide later changes).
  */
 import type { KubeObject } from '@kanri/client';
 
@@ -14,31 +18,63 @@ interface Overlay<T> {
   /** The written object, or undefined for a delete. */
   readonly object: T | undefined;
   readonly resourceVersion: string | undefined;
-  /** performance.now() when the write completed. */
+  /** The clock's time (performance.now() by default) when the write completed. */
   readonly writtenAt: number;
 }
 
+const DELETED = '\u0000deleted';
+/** How long delivered versions are remembered: far longer than a write response can trail its watch event. */
+const RECENT_MS = 10_000;
+
 export class OwnWrites<T extends KubeObject> {
   readonly #overlays = new Map<string, Overlay<T>>();
+  /** Versions the watch delivered, per key, in two generations of RECENT_MS / 2 each. */
+  #recent = [new Map<string, Set<string>>(), new Map<string, Set<string>>()];
+  #rotatedAt = performance.now();
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  #remember(key: string, version: string): void {
+    const now = this.#now();
+    if (now - this.#rotatedAt > RECENT_MS / 2) {
+      this.#recent = [new Map(), this.#recent[0] ?? new Map()];
+      this.#rotatedAt = now;
+    }
+    const current = this.#recent[0] as Map<string, Set<string>>;
+    let versions = current.get(key);
+    if (!versions) {
+      versions = new Set();
+      current.set(key, versions);
+    }
+    versions.add(version);
+  }
+
+  #delivered(key: string, version: string): boolean {
+    return this.#recent.some((generation) => generation.get(key)?.has(version));
+  }
 
   get size(): number {
     return this.#overlays.size;
   }
 
   recordWrite(key: string, object: T): void {
-    this.#overlays.set(key, {
-      object,
-      resourceVersion: object.metadata?.resourceVersion,
-      writtenAt: performance.now(),
-    });
+    const resourceVersion = object.metadata?.resourceVersion;
+    if (resourceVersion && this.#delivered(key, resourceVersion)) return;
+    this.#overlays.set(key, { object, resourceVersion, writtenAt: this.#now() });
   }
 
   recordDelete(key: string): void {
-    this.#overlays.set(key, { object: undefined, resourceVersion: undefined, writtenAt: performance.now() });
+    if (this.#delivered(key, DELETED)) return;
+    this.#overlays.set(key, { object: undefined, resourceVersion: undefined, writtenAt: this.#now() });
   }
 
   /** The watch delivered a version of `key`: drop the overlay once it has caught up with our write. */
   observed(key: string, object: KubeObject, deleted: boolean): void {
+    const version = deleted ? DELETED : object.metadata?.resourceVersion;
+    if (version) this.#remember(key, version);
     const overlay = this.#overlays.get(key);
     if (!overlay) return;
     if (deleted ? overlay.object === undefined : overlay.resourceVersion === object.metadata?.resourceVersion) {
