@@ -1,1 +1,44 @@
-export {};
+/**
+ * @kanri/runtime: the reconciliation loop done right.
+ *
+ * @example
+ * ```ts
+ * import { Manager, controller } from '@kanri/runtime';
+ *
+ * const websites = controller('example.com/v1', 'Website')
+ *   .owns('v1', 'ConfigMap')
+ *   .reconcile(async (site, ctx) => {
+ *     await ctx.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: site.metadata?.name }, data: { html: '<h1>hi</h1>' } });
+ *     await ctx.setStatus({ ready: true });
+ *   });
+ *
+ * const manager = await Manager.create({ name: 'website-operator' });
+ * await manager.add(websites).start(); // until SIGTERM
+ * ```
+ */
+
+export type { KubeObject } from '@kanri/client';
+export type { BuilderOptions } from './controller/builder.js';
+export { ControllerBuilder, controller } from './controller/builder.js';
+export type { ReconcileContext } from './controller/context.js';
+export type { ControllerDefinition, ReconcileFunction, WatchSource } from './controller/definition.js';
+export type { MapFunction } from './controller/event-sources.js';
+export { requestForObject, requestForOwner } from './controller/event-sources.js';
+export type { Predicate } from './controller/predicates.js';
+export { annotationsChanged, anyOf, generationChanged, labelsChanged } from './controller/predicates.js';
+export type { Condition, ConditionInput } from './helpers/conditions.js';
+export { conditionTime, findCondition, jsonEqual, setCondition } from './helpers/conditions.js';
+export type { EventType } from './helpers/event-recorder.js';
+export { EventRecorder } from './helpers/event-recorder.js';
+export type { FinalizerEvent } from './helpers/finalizer.js';
+export { finalizer } from './helpers/finalizer.js';
+export { buildControllerReference, hasFinalizer, withOwner } from './helpers/owner-reference.js';
+export type { LeaderElectionOptions } from './leader/leader-election.js';
+export { LeaderElector } from './leader/leader-election.js';
+export type { Logger } from './logger.js';
+export { createLogger } from './logger.js';
+export type { LeaderElectionConfig, ManagerOptions } from './manager/manager.js';
+export { Manager } from './manager/manager.js';
+export { RuntimeMetrics } from './metrics/runtime-metrics.js';
+export type { Duration, ReconcileResult, Request } from './reconcile.js';
+export { parseDuration, requestKey, TerminalError } from './reconcile.js';

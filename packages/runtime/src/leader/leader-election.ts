@@ -1,0 +1,469 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, by client-go's rules (expiry judged on the local
+ * clock, a renew deadline, release on cancel), plus a watch on the Lease so that candidates take over
+ * the moment a leader releases it rather than at their next poll.
+ */
+import { AlreadyExistsError, ConflictError, type KubeClient, NotFoundError, type ResourceClient } from '@kanri/client';
+import {
+  expiresAtMs,
+  holderSpec,
+  judgeLease,
+  type Lease,
+  type LeaseSpec,
+  type Observation,
+  observe,
+  recordOf,
+  releasedSpec,
+} from './lease-record.js';
+import { sleepUnlessAborted, Wakeup } from './wakeup.js';
+
+/** The subset of pino's logger the elector uses. */
+export interface LeaderElectionLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface LeaderElectionOptions {
+  readonly client: KubeClient;
+  readonly namespace: string;
+  /** The Lease's name. */
+  readonly name: string;
+  /** Unique per candidate process, e.g. `${hostname}_${pid}_${random}`. */
+  readonly identity: string;
+  /** How long others wait, after last seeing the Lease change, before taking it. Whole seconds on the wire (rounded up). Default 15 s. */
+  readonly leaseDurationMs?: number;
+  /** A leader that has not renewed for this long steps down. Must be shorter than the lease duration. Default 10 s. */
+  readonly renewDeadlineMs?: number;
+  /** The pause between renewals, and the base of the candidates' jittered poll. Default 2 s. */
+  readonly retryPeriodMs?: number;
+  /** Called on becoming leader; `signal` aborts when leadership is lost or released. */
+  readonly onStartedLeading?: (signal: AbortSignal) => void | Promise<void>;
+  /** Called after each leadership ends (never if this candidate did not lead). */
+  readonly onStoppedLeading?: () => void;
+  /** Called when a different holder is observed (this candidate included). */
+  readonly onNewLeader?: (identity: string) => void;
+  readonly logger?: LeaderElectionLogger;
+}
+
+/** client-go's JitterFactor: candidates poll every retryPeriod × [1, 2.2). */
+const JITTER_FACTOR = 1.2;
+/** Watches on the Lease are ended by the server after a jittered 60–120 s, so a silently dead stream is replaced. */
+const WATCH_TIMEOUT_SECONDS: readonly [number, number] = [60, 120];
+const MAX_WATCH_BACKOFF_MS = 30_000;
+
+/** `acquired`: we hold the Lease now; `lost`: someone else holds it; `failed`: the API did not let us find out. */
+type Attempt = 'acquired' | 'lost' | 'failed';
+
+const silentLogger: LeaderElectionLogger = { info() {}, warn() {} };
+
+/** Monotonic, so expiry and deadlines are immune to wall-clock steps (NTP, manual changes). */
+function monotonicNow(): number {
+  return performance.now();
+}
+
+function jittered(ms: number): number {
+  return ms + Math.random() * JITTER_FACTOR * ms;
+}
+
+function withSpec(lease: Lease, spec: LeaseSpec): Lease {
+  return { ...lease, spec: { ...lease.spec, ...spec } };
+}
+
+/**
+ * Campaigns for a Lease and, while holding it, renews it; runs `onStartedLeading` for as long as it leads.
+ *
+ * Expiry is judged as client-go does: by the local time at which this candidate last saw the Lease
+ * record change, plus the holder's leaseDurationSeconds; never by comparing the server's renewTime
+ * with the local clock. Non-leaders poll every retryPeriod (jittered) and also watch the Lease, so a
+ * release is acted on within one round trip. On abort, a leader releases the Lease before `run` resolves.
+ *
+ * This is not fencing: a leader that is paused longer than the lease duration may act after another
+ * candidate took over. Keep `renewDeadlineMs` comfortably below `leaseDurationMs`.
+ *
+ * @example
+ * ```ts
+ * import { hostname } from 'node:os';
+ * import { KubeClient } from '@kanri/client';
+ * import { LeaderElector } from '@kanri/runtime';
+ *
+ * const client = await KubeClient.load();
+ * const elector = new LeaderElector({
+ *   client,
+ *   namespace: 'operators',
+ *   name: 'postgres-operator',
+ *   identity: `${hostname()}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`,
+ *   onStartedLeading: async (signal) => runControllers(signal),
+ *   onStoppedLeading: () => console.log('no longer leading'),
+ * });
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * await elector.run(stop.signal); // releases the Lease on SIGTERM, so a standby takes over at once
+ * ```
+ */
+export class LeaderElector {
+  readonly #options: LeaderElectionOptions;
+  readonly #leases: ResourceClient<Lease>;
+  readonly #leaseDurationSeconds: number;
+  readonly #renewDeadlineMs: number;
+  readonly #retryPeriodMs: number;
+  readonly #log: LeaderElectionLogger;
+  readonly #context: { readonly lease: string; readonly identity: string };
+  #observation: Observation | undefined;
+  /** The Lease as our last successful write left it: renewals and the release write over it directly. */
+  #ownLease: Lease | undefined;
+  #leading = false;
+  #reportedLeader: string | undefined;
+  #running = false;
+
+  constructor(options: LeaderElectionOptions) {
+    const leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    const retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    // client-go's checks: a leader must give up before others may take over, and must get more than one try.
+    if (!(leaseDurationMs >= 1_000))
+      throw new RangeError(`leaseDurationMs must be at least 1000, not ${leaseDurationMs}`);
+    if (!(renewDeadlineMs < leaseDurationMs))
+      throw new RangeError(
+        `renewDeadlineMs (${renewDeadlineMs}) must be less than leaseDurationMs (${leaseDurationMs})`,
+      );
+    if (!(retryPeriodMs > 0 && JITTER_FACTOR * retryPeriodMs < renewDeadlineMs))
+      throw new RangeError(
+        `renewDeadlineMs (${renewDeadlineMs}) must exceed ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`,
+      );
+    if (!options.identity) throw new RangeError('identity must not be empty');
+    this.#options = options;
+    this.#leases = options.client.resource('coordination.k8s.io/v1', 'Lease');
+    // Rounded up: others judge our lease by the seconds written, which must not be shorter than we assume.
+    this.#leaseDurationSeconds = Math.ceil(leaseDurationMs / 1_000);
+    this.#renewDeadlineMs = renewDeadlineMs;
+    this.#retryPeriodMs = retryPeriodMs;
+    this.#log = options.logger ?? silentLogger;
+    this.#context = { lease: `${options.namespace}/${options.name}`, identity: options.identity };
+  }
+
+  /** True from a successful acquire until leadership is lost or released (the moment the leader's signal aborts). */
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** The holder this candidate last observed; undefined when the Lease is free or not yet seen. */
+  get leader(): string | undefined {
+    return this.#observation?.record.holderIdentity || undefined;
+  }
+
+  /**
+   * Campaigns, leads, and campaigns again after losing leadership, until `signal` aborts. API errors are
+   * logged and retried, never thrown. On abort while leading, the leader signal aborts, `onStartedLeading`'s
+   * promise is given until the renew deadline to settle, the Lease is released, and only then does this resolve.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new Error(`LeaderElector for ${this.#context.lease} is already running`);
+    this.#running = true;
+    try {
+      while (!signal.aborted) {
+        const acquiredAtMs = await this.#campaign(signal);
+        if (acquiredAtMs === undefined) return;
+        await this.#lead(signal, acquiredAtMs);
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Resolves with the local time at which the winning write was sent, or undefined on abort. */
+  async #campaign(signal: AbortSignal): Promise<number | undefined> {
+    this.#log.info(this.#context, 'campaigning for the lease');
+    const campaign = new AbortController();
+    const stop = () => campaign.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    const wakeup = new Wakeup();
+    const watching = this.#watch(campaign.signal, wakeup);
+    try {
+      while (!signal.aborted) {
+        const startedAt = monotonicNow();
+        const attempt = await this.#attempt('campaign', signal, this.#renewDeadlineMs);
+        if (attempt === 'acquired') return startedAt;
+        await this.#waitForChance(wakeup, signal);
+      }
+      return undefined;
+    } finally {
+      signal.removeEventListener('abort', stop);
+      campaign.abort();
+      await watching;
+    }
+  }
+
+  /**
+   * Waits for the next poll (retryPeriod, jittered), the watch seeing a release, or the observed
+   * holder's lease running out, whichever comes first. Waking at expiry means a dead leader is replaced
+   * about leaseDuration after its last renewal, not up to 2.2 retry periods later.
+   */
+  async #waitForChance(wakeup: Wakeup, signal: AbortSignal): Promise<void> {
+    const pollAt = monotonicNow() + jittered(this.#retryPeriodMs);
+    for (;;) {
+      const now = monotonicNow();
+      if (signal.aborted || now >= pollAt) return;
+      const seen = this.#observation;
+      // Only a lease still held can run out later; a free or expired one that we just failed to take waits for the poll.
+      const expiry =
+        seen && judgeLease(seen, this.#options.identity, now) === 'held' ? expiresAtMs(seen) : Number.POSITIVE_INFINITY;
+      if (await wakeup.wait(Math.min(pollAt, expiry) - now, signal)) return;
+      const after = this.#observation;
+      if (after && judgeLease(after, this.#options.identity, monotonicNow()) === 'expired') return;
+    }
+  }
+
+  /** Watches the one Lease while campaigning; its events refresh the observation and wake the campaign on a release. */
+  async #watch(signal: AbortSignal, wakeup: Wakeup): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      const openedAt = monotonicNow();
+      try {
+        const [min, max] = WATCH_TIMEOUT_SECONDS;
+        const events = this.#leases.watch({
+          namespace: this.#options.namespace,
+          fieldSelector: `metadata.name=${this.#options.name}`,
+          timeoutSeconds: Math.floor(min + Math.random() * (max - min)),
+          signal,
+        });
+        for await (const event of events) {
+          if (event.type === 'BOOKMARK') continue;
+          if (event.type === 'DELETED') {
+            this.#observation = undefined;
+            this.#reportedLeader = undefined;
+            wakeup.wake();
+            continue;
+          }
+          this.#see(event.object);
+          if (recordOf(event.object).holderIdentity === '') wakeup.wake();
+        }
+        // A stream the server ends at once, again and again, must not become a busy loop.
+        if (monotonicNow() - openedAt > 1_000) failures = 0;
+        else await sleepUnlessAborted(this.#retryPeriodMs, signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        failures++;
+        const retryInMs = Math.min(
+          jittered(this.#retryPeriodMs) * 2 ** Math.min(failures - 1, 5),
+          MAX_WATCH_BACKOFF_MS,
+        );
+        this.#log.warn({ ...this.#context, err: error, retryInMs }, 'watch on the lease failed; polling goes on');
+        await sleepUnlessAborted(retryInMs, signal);
+      }
+    }
+  }
+
+  /** Holds the Lease: renews every retryPeriod until the renew deadline passes, the Lease is lost, or `signal` aborts. */
+  async #lead(signal: AbortSignal, acquiredAtMs: number): Promise<void> {
+    const leadership = new AbortController();
+    this.#leading = true;
+    this.#log.info(this.#context, 'became leader');
+    const work = this.#startWork(leadership.signal);
+    // Counted from when the last successful write was sent: the server stored it some time after that,
+    // so no other candidate can have started its expiry clock earlier.
+    let renewedAtMs = acquiredAtMs;
+    let lostBecause: string | undefined;
+    while (!signal.aborted && lostBecause === undefined) {
+      await sleepUnlessAborted(this.#retryPeriodMs, signal);
+      while (!signal.aborted) {
+        const remaining = renewedAtMs + this.#renewDeadlineMs - monotonicNow();
+        if (remaining <= 0) {
+          lostBecause = `no successful renew within renewDeadline (${this.#renewDeadlineMs} ms)`;
+          break;
+        }
+        const startedAt = monotonicNow();
+        const attempt = await this.#attempt('renew', signal, remaining);
+        if (attempt === 'acquired') {
+          renewedAtMs = startedAt;
+          break;
+        }
+        if (attempt === 'lost') {
+          lostBecause = `the lease is now held by ${this.leader ?? 'nobody'}`;
+          break;
+        }
+        await sleepUnlessAborted(
+          Math.min(this.#retryPeriodMs, renewedAtMs + this.#renewDeadlineMs - monotonicNow()),
+          signal,
+        );
+      }
+    }
+    this.#leading = false;
+    leadership.abort();
+    if (lostBecause !== undefined) {
+      this.#ownLease = undefined;
+      this.#log.warn({ ...this.#context, reason: lostBecause }, 'stopped leading');
+    } else {
+      // Releasing before the work has stopped would let a successor overlap with it; past the renew
+      // deadline we would have stepped down anyway, so that bounds the wait.
+      await settledWithin(work, renewedAtMs + this.#renewDeadlineMs - monotonicNow());
+      await this.#release();
+    }
+    try {
+      this.#options.onStoppedLeading?.();
+    } catch (error) {
+      this.#log.warn({ ...this.#context, err: error }, 'onStoppedLeading threw');
+    }
+  }
+
+  /** Runs onStartedLeading; the promise settles when its work does and never rejects. */
+  #startWork(signal: AbortSignal): Promise<void> {
+    const start = this.#options.onStartedLeading;
+    if (!start) return Promise.resolve();
+    const report = (error: unknown) => this.#log.warn({ ...this.#context, err: error }, 'onStartedLeading failed');
+    try {
+      return Promise.resolve(start(signal)).then(() => undefined, report);
+    } catch (error) {
+      report(error);
+      return Promise.resolve();
+    }
+  }
+
+  /**
+   * One try, bounded by `budgetMs` through an AbortSignal handed to every request, and raced against
+   * that signal as well: a leader must step down on time even if a request ignores its signal.
+   */
+  async #attempt(mode: 'campaign' | 'renew', signal: AbortSignal, budgetMs: number): Promise<Attempt> {
+    const budget = Math.max(1, Math.ceil(budgetMs));
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(budget)]);
+    if (bounded.aborted) return 'failed';
+    let finished = false;
+    const timedOut = new Promise<Attempt>((resolve) =>
+      bounded.addEventListener(
+        'abort',
+        () => {
+          // A hung API server answers nothing, so this is the only trace of it; a shutdown is no failure.
+          if (!finished && !signal.aborted)
+            this.#log.warn({ ...this.#context, budgetMs: budget }, `${mode} attempt timed out`);
+          resolve('failed');
+        },
+        { once: true },
+      ),
+    );
+    try {
+      return await Promise.race([this.#tryAcquireOrRenew(mode, bounded), timedOut]);
+    } finally {
+      finished = true;
+    }
+  }
+
+  async #tryAcquireOrRenew(mode: 'campaign' | 'renew', signal: AbortSignal): Promise<Attempt> {
+    const { identity, name, namespace } = this.#options;
+    const own = this.#ownLease;
+    if (mode === 'renew' && own) {
+      // Fast path: write over our own last write. A conflict (someone else touched the Lease) or a
+      // deleted Lease sends us down the slow path to look; anything else is the API failing.
+      try {
+        const spec = holderSpec(recordOf(own), identity, this.#leaseDurationSeconds, new Date());
+        this.#wrote(await this.#leases.update(withSpec(own, spec), { signal }));
+        return 'acquired';
+      } catch (error) {
+        if (!(error instanceof ConflictError || error instanceof NotFoundError))
+          return this.#failed(error, signal, 'cannot renew the lease');
+      }
+    }
+
+    let current: Lease;
+    try {
+      current = await this.#leases.get(name, { namespace, signal });
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) return this.#failed(error, signal, 'cannot read the lease');
+      try {
+        const spec = holderSpec(undefined, identity, this.#leaseDurationSeconds, new Date());
+        this.#wrote(await this.#leases.create({ metadata: { name, namespace }, spec }, { signal }));
+        return 'acquired';
+      } catch (createError) {
+        if (createError instanceof AlreadyExistsError) return 'lost';
+        return this.#failed(createError, signal, 'cannot create the lease');
+      }
+    }
+
+    const seen = this.#see(current);
+    const verdict = judgeLease(seen, identity, monotonicNow());
+    // A leader that finds another holder, even an expired one, has been replaced at some point: step down.
+    if (verdict === 'held' || (mode === 'renew' && verdict !== 'ours')) return 'lost';
+    try {
+      const spec = holderSpec(seen.record, identity, this.#leaseDurationSeconds, new Date());
+      this.#wrote(await this.#leases.update(withSpec(current, spec), { signal }));
+      if (verdict === 'expired')
+        this.#log.info({ ...this.#context, from: seen.record.holderIdentity }, 'took over an expired lease');
+      return 'acquired';
+    } catch (error) {
+      // Another candidate won the race (or the holder renewed) between our read and our write.
+      if (error instanceof ConflictError) return mode === 'campaign' ? 'lost' : 'failed';
+      return this.#failed(error, signal, 'cannot update the lease');
+    }
+  }
+
+  #failed(error: unknown, signal: AbortSignal, message: string): Attempt {
+    // An abort is our own time budget (logged by #attempt) or a shutdown, not an API failure.
+    if (!signal.aborted) this.#log.warn({ ...this.#context, err: error }, message);
+    return 'failed';
+  }
+
+  #wrote(lease: Lease): void {
+    this.#ownLease = lease;
+    this.#see(lease);
+  }
+
+  /** Folds a Lease read or written into the observation, and reports a new holder. */
+  #see(lease: Lease): Observation {
+    const seen = observe(this.#observation, lease, monotonicNow());
+    this.#observation = seen;
+    const holder = seen.record.holderIdentity;
+    if (holder === '') {
+      // After a release, whoever takes the Lease next is news, even the same holder again.
+      this.#reportedLeader = undefined;
+      return seen;
+    }
+    if (holder === this.#reportedLeader) return seen;
+    this.#reportedLeader = holder;
+    this.#log.info({ ...this.#context, leader: holder }, 'new leader observed');
+    try {
+      this.#options.onNewLeader?.(holder);
+    } catch (error) {
+      this.#log.warn({ ...this.#context, err: error }, 'onNewLeader threw');
+    }
+    return seen;
+  }
+
+  /**
+   * Gives the Lease up as client-go's ReleaseOnCancel does (no holder, one-second duration), so the
+   * candidates' watches fire and one of them takes over at once. Best effort: if it fails, the Lease
+   * simply expires.
+   */
+  async #release(): Promise<void> {
+    const own = this.#ownLease;
+    this.#ownLease = undefined;
+    if (!own) return;
+    const { identity, name, namespace } = this.#options;
+    const signal = AbortSignal.timeout(this.#renewDeadlineMs);
+    const releaseOver = async (lease: Lease) => {
+      this.#see(await this.#leases.update(withSpec(lease, releasedSpec(recordOf(lease), new Date())), { signal }));
+      this.#log.info(this.#context, 'released the lease');
+    };
+    try {
+      try {
+        await releaseOver(own);
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+        // A renew cut off by its deadline may still have landed, leaving us an old resourceVersion: look again.
+        const current = await this.#leases.get(name, { namespace, signal });
+        this.#see(current);
+        if (recordOf(current).holderIdentity === identity) await releaseOver(current);
+      }
+    } catch (error) {
+      this.#log.warn({ ...this.#context, err: error }, 'cannot release the lease; it will expire instead');
+    }
+  }
+}
+
+/** Waits for `promise` (which must not reject) for at most `ms`, leaving no timer behind. */
+async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  const timer = new AbortController();
+  try {
+    await Promise.race([promise, sleepUnlessAborted(ms, timer.signal)]);
+  } finally {
+    timer.abort();
+  }
+}
