@@ -1,26 +1,8 @@
 /** Shared helpers for the cache's integration tests. */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeObject, ResourceClient } from '@kanri/client';
 import { request } from 'undici';
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      if (last) return last as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(last).slice(0, 300)}`);
-}
+export { waitFor } from '@kanri/testenv';
 
 /** `namespace/name → resourceVersion` of what a fresh list shows: the truth a cache must converge to. */
 export async function freshSnapshot(

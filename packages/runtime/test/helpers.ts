@@ -1,6 +1,8 @@
 /** Shared pieces of the runtime's integration tests: a Widget CRD and polling. */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '@kanri/client';
+import { waitFor } from '@kanri/testenv';
+
+export { waitFor };
 
 export interface Widget extends KubeObject {
   spec?: { color?: string; size?: number };
@@ -34,25 +36,6 @@ export const widgetCrd = {
     ],
   },
 };
-
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | Promise<T>,
-  timeoutMs = 30_000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      if (last) return last as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(last).slice(0, 300)}`);
-}
 
 /** Installs the Widget CRD and waits until it is served. */
 export async function installWidgetCrd(client: KubeClient): Promise<void> {

@@ -25,3 +25,4 @@ export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export { allComponents, ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION } from './versions.js';
+export { waitFor } from './wait-for.js';
