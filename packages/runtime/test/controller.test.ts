@@ -161,10 +161,13 @@ describe('controllers against a real API server', () => {
       // Later laps may follow from the reconcile's own writes (its ConfigMap and status), but no more failures.
       assert.ok(attempts.length >= 6, `failed 5 times, then succeeded: ${attempts.length} attempts`);
       const gaps = attempts.slice(1, 6).map((t, i) => t - (attempts[i] ?? 0));
-      // 5, 10, 20, 40, 80 ms by the default per-item backoff; each gap at least as long as the last but one.
-      for (let i = 2; i < gaps.length; i++)
-        assert.ok((gaps[i] ?? 0) > (gaps[i - 2] ?? 0), `gaps grow: ${gaps.map((g) => g.toFixed(1)).join(', ')} ms`);
-      assert.ok((gaps[4] ?? 0) >= 60, `the fifth retry waited ${gaps[4]} ms`);
+      // The default per-item backoff waits 5, 10, 20, 40, 80 ms. Timers never fire early (1 ms of
+      // rounding aside) but may fire late under load, so each gap is checked against its floor.
+      const floors = [5, 10, 20, 40, 80];
+      const shown = gaps.map((g) => g.toFixed(1)).join(', ');
+      for (const [i, floor] of floors.entries()) {
+        assert.ok((gaps[i] ?? 0) >= floor - 1, `retry ${i + 1} waited ≥ ${floor} ms: ${shown}`);
+      }
       const metrics = await manager.metrics.registry.getSingleMetricAsString(
         'controller_runtime_reconcile_errors_total',
       );
