@@ -8,7 +8,14 @@
  * Caveats: handlers run synchronously inside the event loop turn that applied the change and
  * must not block; objects are shared with the store and must not be mutated.
  */
-import type { KubeClient, KubeObject, ListOptions, ResourceClient, WriteEvent } from '@kanri/client';
+import {
+  type KubeClient,
+  type KubeObject,
+  type ListOptions,
+  parseApiVersion,
+  type ResourceClient,
+  type WriteEvent,
+} from '@kanri/client';
 import { Backoff } from './backoff.js';
 import { keyOf, objectKey } from './object-key.js';
 import { OwnWrites } from './own-writes.js';
@@ -192,14 +199,15 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
 
   #trackWrites(client: KubeClient): () => void {
     const transform = this.#options.transform ?? stripManagedFields;
+    // Matched by group and kind, synchronously: no discovery call (which fails while a CRD is not
+    // yet served) and no gap in which a read could miss the write.
+    const group = parseApiVersion(this.resource.apiVersion).group;
     return client.onWrite((event: WriteEvent) => {
-      void this.resource.info().then((info) => {
-        if (info.group !== event.resource.group || info.plural !== event.resource.plural) return;
-        if (this.#options.namespace && event.namespace !== this.#options.namespace) return;
-        const key = keyOf(event.namespace, event.name);
-        if (event.verb === 'delete' && !event.object) this.#ownWrites.recordDelete(key);
-        else if (event.object) this.#ownWrites.recordWrite(key, transform(structuredClone(event.object) as T));
-      });
+      if (event.resource.group !== group || event.resource.kind !== this.resource.kind) return;
+      if (this.#options.namespace && event.namespace !== this.#options.namespace) return;
+      const key = keyOf(event.namespace, event.name);
+      if (event.verb === 'delete' && !event.object) this.#ownWrites.recordDelete(key);
+      else if (event.object) this.#ownWrites.recordWrite(key, transform(structuredClone(event.object) as T));
     });
   }
 

@@ -83,6 +83,29 @@ describe('Informer against a real API server', () => {
     }
   });
 
+  it('keeps running, without unhandled rejections, when its kind is not served yet and the client writes', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    const errors: unknown[] = [];
+    const informer = new Informer(client.resource('missing.kanri.dev/v1', 'Nothing'), {
+      client,
+      backoff: { initialMs: 50, maxMs: 200 },
+      onError: (error) => errors.push(error),
+    }).start();
+    try {
+      // Every write through `client` is offered to the informer's read-your-own-writes tracking.
+      await client.resource('v1', 'ConfigMap').create({ metadata: { name: 'unrelated', namespace: 'cache-a' } });
+      await waitFor('the informer to report its failing list', () => errors.length >= 2);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(rejections, []);
+      assert.equal(informer.status.synced, false);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await informer.stop();
+    }
+  });
+
   it('caches metadata only when asked', async () => {
     const configMaps = client.resource('v1', 'ConfigMap');
     await configMaps.create({

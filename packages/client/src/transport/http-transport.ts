@@ -90,7 +90,7 @@ export class HttpTransport {
       for (const [oldId, old] of this.#agents) {
         if (oldId !== id) {
           this.#agents.delete(oldId);
-          void old.close();
+          old.close().catch(() => {});
         }
       }
       this.#agents.set(id, agent);

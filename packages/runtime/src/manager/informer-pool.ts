@@ -32,10 +32,14 @@ export class InformerPool {
         onError: (error, retryInMs) => log.warn({ err: error, retryInMs }, 'watch failed; retrying'),
       });
       const created = informer;
-      void resource.info().then(
-        (info) => this.#metrics.trackInformer(qualifiedResource(info), () => created.status),
-        () => {},
-      );
+      // Discovery succeeds once the informer has listed (a CRD may not be served before that).
+      void created
+        .waitForSync()
+        .then(() => resource.info())
+        .then(
+          (info) => this.#metrics.trackInformer(qualifiedResource(info), () => created.status),
+          () => {},
+        );
       this.#informers.set(key, informer);
       if (this.#started) informer.start();
     }
