@@ -190,9 +190,15 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** Every page, following continue tokens (default page size 500). */
   async *listPages(options: ListOptions = {}): AsyncGenerator<KubeList<T>> {
     let token = options.continue;
+    let first = true;
     do {
-      const page = await this.list({ ...options, limit: options.limit ?? 500, continue: token });
+      // A continue token carries the list's resourceVersion; the server refuses both together.
+      const version = first
+        ? { resourceVersion: options.resourceVersion, resourceVersionMatch: options.resourceVersionMatch }
+        : { resourceVersion: undefined, resourceVersionMatch: undefined };
+      const page = await this.list({ ...options, ...version, limit: options.limit ?? 500, continue: token });
       yield page;
+      first = false;
       token = page.metadata.continue || undefined;
     } while (token);
   }

@@ -194,6 +194,28 @@ describe('KubeClient against a real API server', () => {
     assert.deepEqual((await gadgets.getStatus('stat', { namespace: 'default' })).status, applied.status);
   });
 
+  it('pages a list pinned to a resourceVersion, sending the version only with the first page', async () => {
+    await client.resource('v1', 'Namespace').create({ metadata: { name: 'paged' } });
+    const configMaps = client.resource('v1', 'ConfigMap');
+    for (let i = 0; i < 5; i++) await configMaps.create({ metadata: { name: `p${i}`, namespace: 'paged' } });
+    const { resourceVersion } = (await configMaps.list({ namespace: 'paged' })).metadata;
+    await configMaps.create({ metadata: { name: 'later', namespace: 'paged' } });
+    let pages = 0;
+    const names: string[] = [];
+    for await (const page of configMaps.listPages({
+      namespace: 'paged',
+      limit: 2,
+      resourceVersion,
+      resourceVersionMatch: 'Exact',
+    })) {
+      pages++;
+      names.push(...page.items.map((i) => i.metadata?.name ?? ''));
+    }
+    assert.ok(pages >= 3, `${pages} pages`);
+    assert.deepEqual(names.filter((n) => n.startsWith('p')).sort(), ['p0', 'p1', 'p2', 'p3', 'p4']);
+    assert.ok(!names.includes('later'), 'the snapshot predates the later object');
+  });
+
   it('watches changes from a resourceVersion', async () => {
     const configMaps = client.resource('v1', 'ConfigMap');
     const list = await configMaps.list({ namespace: 'default' });
