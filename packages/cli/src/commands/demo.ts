@@ -59,10 +59,13 @@ export async function runDemo(options: { once: boolean }): Promise<void> {
     process.stdout.write(await kubectl(['get', 'nodes']));
     process.stdout.write(await kubectl(['get', 'pods', '-n', NAMESPACE, '-o', 'wide']));
 
+    if (options.once) {
+      step(4, 'It works (--once): stopping the control plane.');
+      return;
+    }
     step(4, 'The control plane is yours. In another shell:');
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
     console.log(`${cp.binaries.kubectl ?? 'kubectl'} get pods -n ${NAMESPACE}`);
-    if (options.once) return;
     console.log('Press Ctrl-C to stop it.');
     await waitForShutdownSignal();
     console.log('Stopping…');
