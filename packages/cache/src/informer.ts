@@ -154,7 +154,8 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
       switch (event.type) {
         case 'relisted': {
           const deltas = this.#store.replace(event.objects);
-          // A list from the watch cache may predate our writes, so only a consistent one retires them.
+          this.#ownWrites.caughtUp((key) => this.#store.get(key)?.metadata?.resourceVersion);
+          // A list from the watch cache may predate our writes, so only a consistent one retires the rest.
           if (event.consistent) this.#ownWrites.relisted(event.listStartedAt);
           if (this.#status.synced) this.#status.relists++;
           this.#status.resourceVersion = event.resourceVersion;

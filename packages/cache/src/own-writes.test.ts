@@ -25,6 +25,25 @@ describe('OwnWrites', () => {
     assert.equal(own.lookup('ns/a'), undefined);
   });
 
+  it('drops an older overlay when a newer write turns out to be delivered already', () => {
+    const own = new OwnWrites();
+    own.recordWrite('ns/a', object('5'));
+    own.observed('ns/a', object('6'), false);
+    own.recordWrite('ns/a', object('6'));
+    assert.equal(own.lookup('ns/a'), undefined, 'version 5 must not hide version 6 and later');
+  });
+
+  it('retires overlays a relist already reflects, even one served from the watch cache', () => {
+    const own = new OwnWrites();
+    own.recordWrite('ns/a', object('5'));
+    own.recordWrite('ns/b', object('7'));
+    own.recordDelete('ns/c');
+    own.caughtUp((key) => ({ 'ns/a': '5', 'ns/b': '6' })[key]);
+    assert.equal(own.lookup('ns/a'), undefined, 'the list holds our write');
+    assert.ok(own.lookup('ns/b'), 'the list is older than our write');
+    assert.equal(own.lookup('ns/c'), undefined, 'the list no longer has what we deleted');
+  });
+
   it('forgets delivered versions after a while, and retires writes a consistent relist covers', () => {
     let clock = 0;
     const own = new OwnWrites(() => clock);

@@ -62,12 +62,19 @@ export class OwnWrites<T extends KubeObject> {
 
   recordWrite(key: string, object: T): void {
     const resourceVersion = object.metadata?.resourceVersion;
-    if (resourceVersion && this.#delivered(key, resourceVersion)) return;
+    if (resourceVersion && this.#delivered(key, resourceVersion)) {
+      // The store already holds this write (or newer), so any older overlay is stale too.
+      this.#overlays.delete(key);
+      return;
+    }
     this.#overlays.set(key, { object, resourceVersion, writtenAt: this.#now() });
   }
 
   recordDelete(key: string): void {
-    if (this.#delivered(key, DELETED)) return;
+    if (this.#delivered(key, DELETED)) {
+      this.#overlays.delete(key);
+      return;
+    }
     this.#overlays.set(key, { object: undefined, resourceVersion: undefined, writtenAt: this.#now() });
   }
 
@@ -79,6 +86,18 @@ export class OwnWrites<T extends KubeObject> {
     if (!overlay) return;
     if (deleted ? overlay.object === undefined : overlay.resourceVersion === object.metadata?.resourceVersion) {
       this.#overlays.delete(key);
+    }
+  }
+
+  /**
+   * After any relist: overlays the new content already reflects (same version, or gone for a
+   * delete) are retired. Without this, a write that only ever arrived through a list (never as a
+   * watch event) would keep its overlay, and hide every later change of the object.
+   */
+  caughtUp(versionOf: (key: string) => string | undefined): void {
+    for (const [key, overlay] of this.#overlays) {
+      const stored = versionOf(key);
+      if (overlay.object ? stored === overlay.resourceVersion : stored === undefined) this.#overlays.delete(key);
     }
   }
 
