@@ -1,0 +1,24 @@
+/**
+ * @kanri/api: define custom resources with zod and get their types and CRDs.
+ *
+ * @example
+ * ```ts
+ * import { z } from 'zod';
+ * import { defineResource } from '@kanri/api';
+ *
+ * const Widget = defineResource({ group: 'example.com', kind: 'Widget', versions: { v1: { spec: z.object({ size: z.number().int() }) } } });
+ * type Widget = typeof Widget.$object;
+ * ```
+ */
+
+export type {
+  CustomResourceDefinitionObject,
+  PrinterColumn,
+  ResourceDefinition,
+  ResourceDefinitionInput,
+  ResourceObject,
+  VersionDefinition,
+} from './define-resource.js';
+export { defineResource, pluralize } from './define-resource.js';
+export type { JsonSchema } from './structural-schema.js';
+export { SchemaError, toStructuralSchema } from './structural-schema.js';
