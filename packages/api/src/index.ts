@@ -20,5 +20,7 @@ export type {
   VersionDefinition,
 } from './define-resource.js';
 export { defineResource, pluralize } from './define-resource.js';
+export type { PolicyRule, RbacOptions } from './rbac.js';
+export { deriveRbac, deriveRules } from './rbac.js';
 export type { JsonSchema } from './structural-schema.js';
 export { SchemaError, toStructuralSchema } from './structural-schema.js';

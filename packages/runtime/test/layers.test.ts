@@ -12,7 +12,7 @@ const allowed: Record<string, string[]> = {
   client: [],
   cache: ['client'],
   runtime: ['client', 'cache'],
-  api: [],
+  api: ['runtime'],
   cli: ['testenv'],
 };
 

@@ -1,0 +1,146 @@
+/**
+ * RBAC derived from what controllers declare: exactly the verbs on exactly the resources they
+ * read and write, plus the leader-election Lease and Events, and nothing else. Pure.
+ *
+ * A controller's primary kind needs read and watch, `update`/`patch` (finalizers) and the status
+ * subresource; owned kinds need read, watch and every write server-side apply and scaling down
+ * use (`create`, `update`, `patch`, `delete`); watched kinds need read and watch.
+ */
+import type { ControllerDefinition } from '@kanri/runtime';
+import { pluralize } from './define-resource.js';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export interface RbacOptions {
+  /** Operator name: names the ServiceAccount, roles and bindings. */
+  readonly name: string;
+  /** Where the operator runs (its ServiceAccount, Lease and Role for the Lease). */
+  readonly namespace: string;
+  /** Watch only this namespace: emits Roles instead of a ClusterRole. */
+  readonly watchNamespace?: string;
+  /** Adds the Lease permissions. Default true. */
+  readonly leaderElection?: boolean;
+  /** Extra rules the operator declares it needs. */
+  readonly extraRules?: readonly PolicyRule[];
+  /** Plural resource names for kinds the simple English rules get wrong, keyed `group/Kind`. */
+  readonly plurals?: Readonly<Record<string, string>>;
+  /** Who gets the roles. Default: the operator's ServiceAccount. */
+  readonly subject?: { readonly kind: 'ServiceAccount' | 'User' | 'Group'; readonly name: string };
+}
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'update', 'patch', 'delete'];
+
+const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '');
+
+/** The rules the controllers need, merged per group and resource, sorted for stable output. */
+export function deriveRules(
+  controllers: readonly ControllerDefinition<never>[],
+  options: Pick<RbacOptions, 'plurals' | 'extraRules'> = {},
+): PolicyRule[] {
+  const verbs = new Map<string, Set<string>>();
+  const need = (apiVersion: string, kind: string, wanted: readonly string[], subresource?: string) => {
+    const group = groupOf(apiVersion);
+    const plural = options.plurals?.[`${group}/${kind}`] ?? pluralize(kind);
+    const key = `${group}\u0000${subresource ? `${plural}/${subresource}` : plural}`;
+    const set = verbs.get(key) ?? new Set<string>();
+    for (const verb of wanted) set.add(verb);
+    verbs.set(key, set);
+  };
+  for (const c of controllers) {
+    need(c.apiVersion, c.kind, [...READ, 'update', 'patch']);
+    need(c.apiVersion, c.kind, ['get', 'update', 'patch'], 'status');
+    for (const owned of c.owns) need(owned.apiVersion, owned.kind, [...READ, ...WRITE]);
+    for (const watched of c.watches) need(watched.apiVersion, watched.kind, READ);
+  }
+  const rules = [...verbs].map(([key, set]) => {
+    const [group, resource] = key.split('\u0000') as [string, string];
+    return { apiGroups: [group], resources: [resource], verbs: [...set].sort() };
+  });
+  rules.push({ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] });
+  rules.push(...(options.extraRules ?? []).map((r) => ({ ...r })));
+  return rules.sort((a, b) =>
+    `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`),
+  );
+}
+
+/**
+ * The ServiceAccount, roles and bindings for an operator.
+ *
+ * @example
+ * ```ts
+ * const manifests = deriveRbac([websiteController], { name: 'website-operator', namespace: 'operators' });
+ * for (const m of manifests) await client.apply(m, { fieldManager: 'installer' });
+ * ```
+ */
+export function deriveRbac(
+  controllers: readonly ControllerDefinition<never>[],
+  options: RbacOptions,
+): Record<string, unknown>[] {
+  const subject = options.subject
+    ? options.subject.kind === 'ServiceAccount'
+      ? { kind: 'ServiceAccount', name: options.subject.name, namespace: options.namespace }
+      : { kind: options.subject.kind, name: options.subject.name, apiGroup: 'rbac.authorization.k8s.io' }
+    : { kind: 'ServiceAccount', name: options.name, namespace: options.namespace };
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const labels = { 'app.kubernetes.io/name': options.name, 'app.kubernetes.io/managed-by': 'kanri' };
+  const rules = deriveRules(controllers, options);
+  const objects: Record<string, unknown>[] = [];
+  if (!options.subject) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: options.name, namespace: options.namespace, labels },
+    });
+  }
+  const roleRef = (kind: 'Role' | 'ClusterRole', name: string) => ({
+    apiGroup: 'rbac.authorization.k8s.io',
+    kind,
+    name,
+  });
+  if (options.watchNamespace) {
+    const meta = { name: options.name, namespace: options.watchNamespace, labels };
+    objects.push({ apiVersion: rbac, kind: 'Role', metadata: meta, rules });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: roleRef('Role', options.name),
+      subjects: [subject],
+    });
+  } else {
+    const meta = { name: options.name, labels };
+    objects.push({ apiVersion: rbac, kind: 'ClusterRole', metadata: meta, rules });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: meta,
+      roleRef: roleRef('ClusterRole', options.name),
+      subjects: [subject],
+    });
+  }
+  if (options.leaderElection ?? true) {
+    const meta = { name: `${options.name}-leader-election`, namespace: options.namespace, labels };
+    const leaseRules: PolicyRule[] = [
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['create', 'get', 'list', 'update', 'watch'],
+      },
+    ];
+    objects.push({ apiVersion: rbac, kind: 'Role', metadata: meta, rules: leaseRules });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: roleRef('Role', meta.name),
+      subjects: [subject],
+    });
+  }
+  return objects;
+}
