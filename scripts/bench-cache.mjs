@@ -11,10 +11,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { startControlPlane } from '../packages/testenv/dist/src/index.js';
+import { median, mib, ratio, round1, send } from './bench-lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const objects = Number(process.argv[2] ?? 20_000);
@@ -37,14 +37,6 @@ process.on('exit', () => {
 });
 
 const log = (line) => console.error(`[bench:cache] ${line}`);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
-const ratio = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
-const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
-const mib = (bytes) => (bytes == null ? '-' : (bytes / 2 ** 20).toFixed(1));
 
 /** Spawns a child that dies with us (parent-death signal), collecting its output. */
 function run(command, args, { cwd = root, env = process.env, timeoutMs = runTimeoutMs, echoStderr = false } = {}) {
@@ -76,29 +68,6 @@ function run(command, args, { cwd = root, env = process.env, timeoutMs = runTime
     child.on('error', (error) => finish(null, null, error));
     child.on('close', (code, signal) => finish(code, signal));
   });
-}
-
-/** undici's `request` with retries for overload (429, 5xx) and dropped connections. */
-async function send(dispatcher, url, method, body) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await request(url, {
-        method,
-        dispatcher,
-        headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.body.text();
-      if ((res.statusCode === 429 || res.statusCode >= 500) && attempt < 6) {
-        await sleep(100 * attempt);
-        continue;
-      }
-      return { status: res.statusCode, text };
-    } catch (error) {
-      if (attempt >= 6) throw error;
-      await sleep(100 * attempt);
-    }
-  }
 }
 
 /** Creates the namespace and `count` ConfigMaps with `inFlight` requests at a time; returns how many the namespace holds. */

@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { startControlPlane } from '../packages/testenv/dist/src/index.js';
+import { median, mib, ratio, round1, send } from './bench-lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const items = Number(process.argv[2] ?? 5_000);
@@ -66,15 +67,7 @@ process.on('exit', () => {
 });
 
 const log = (line) => console.error(`[bench:converge] ${line}`);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
-const ratio = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
-const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
 const round3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
-const mib = (bytes) => (bytes == null ? '-' : (bytes / 2 ** 20).toFixed(1));
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 
 /**
@@ -138,29 +131,6 @@ function sampleProcess(pid) {
     return { cpuSeconds: (Number(fields[11]) + Number(fields[12])) / clockTicks, maxRssBytes: Number(kb) * 1024 };
   } catch {
     return null;
-  }
-}
-
-/** undici's `request` with retries for overload (429, 5xx) and dropped connections. */
-async function send(dispatcher, url, method, body, contentType = 'application/json') {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await request(url, {
-        method,
-        dispatcher,
-        headers: { accept: 'application/json', ...(body ? { 'content-type': contentType } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.body.text();
-      if ((res.statusCode === 429 || res.statusCode >= 500) && attempt < 6) {
-        await sleep(100 * attempt);
-        continue;
-      }
-      return { status: res.statusCode, text };
-    } catch (error) {
-      if (attempt >= 6) throw error;
-      await sleep(100 * attempt);
-    }
   }
 }
 
