@@ -86,7 +86,8 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
   }
 
   get size(): number {
-    return this.list().length;
+    // Only pending own writes can make the visible set differ from the store; skip the copy otherwise.
+    return this.#ownWrites.size === 0 ? this.#store.size : this.list().length;
   }
 
   /** Subscribes to changes; returns the unsubscribe function. */
@@ -242,11 +243,7 @@ export class Informer<T extends KubeObject> implements ReadonlyStore<T> {
     if (this.#ownWrites.size === 0) return found;
     const result = new Map<string, ReadonlyDeep<T>>();
     for (const object of found) result.set(objectKey(object as T), object);
-    const store = new Store<T>(this.#options.indexers);
-    this.#applyOverlays(result, (object) => {
-      store.replace([object]);
-      return store.byIndex(index, value).length > 0;
-    });
+    this.#applyOverlays(result, (object) => this.#store.indexValues(index, object).includes(value));
     return [...result.values()];
   }
 

@@ -80,6 +80,13 @@ export class Store<T extends KubeObject> implements ReadonlyStore<T> {
     return result;
   }
 
+  /** The values `object` would be indexed under by `index` (for objects not in the store, e.g. pending own writes). */
+  indexValues(index: string, object: T): readonly string[] {
+    const fn = this.#indexers.get(index);
+    if (!fn) throw new Error(`store has no index "${index}"; declare it in the informer's indexers`);
+    return fn(object);
+  }
+
   #index(key: string, object: T, add: boolean): void {
     for (const [name, fn] of this.#indexers) {
       const values = this.#indexes.get(name) as Map<string, Set<string>>;

@@ -168,7 +168,10 @@ describe('Informer against a real API server', () => {
       await waitFor('the watch to be open', () => proxy.connections > 0);
       proxy.stallOpenConnections(); // the informer now hears nothing from the server
 
-      const written = await configMaps.create({ metadata: { name: 'mine', namespace: 'cache-own' }, data: { v: '1' } });
+      const written = await configMaps.create({
+        metadata: { name: 'mine', namespace: 'cache-own', labels: { own: 'yes' } },
+        data: { v: '1' },
+      });
       await new Promise((r) => setImmediate(r));
       assert.equal(
         informer.getByName('cache-own', 'mine')?.metadata?.resourceVersion,
@@ -188,6 +191,12 @@ describe('Informer against a real API server', () => {
         informer.list().map((o) => o.metadata?.name),
         ['mine'],
       );
+      assert.deepEqual(
+        informer.byIndex('label', 'own=yes').map((o) => o.metadata?.name),
+        ['mine'],
+        'indexes see the pending write too',
+      );
+      assert.equal(informer.size, 1);
 
       // Let the watch through again; once it has caught up, others' writes are visible too.
       proxy.dropAll();
