@@ -20,6 +20,8 @@ export type {
   VersionDefinition,
 } from './define-resource.js';
 export { defineResource, pluralize } from './define-resource.js';
+export type { OperatorDefinition, OperatorInput } from './operator.js';
+export { defineOperator } from './operator.js';
 export type { PolicyRule, RbacOptions } from './rbac.js';
 export { deriveRbac, deriveRules } from './rbac.js';
 export type { JsonSchema } from './structural-schema.js';
