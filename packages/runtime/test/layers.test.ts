@@ -13,7 +13,8 @@ const allowed: Record<string, string[]> = {
   cache: ['client'],
   runtime: ['client', 'cache'],
   api: ['runtime'],
-  cli: ['testenv'],
+  postgres: ['runtime', 'api', 'client'],
+  cli: ['testenv', 'api', 'runtime', 'client'],
 };
 
 async function* sourceFiles(dir: string): AsyncGenerator<string> {

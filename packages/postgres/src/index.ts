@@ -1,0 +1,2 @@
+/** @kanri/postgres: the PostgresCluster API, its operator and the instance agent. */
+export * from './contract.js';
