@@ -44,13 +44,16 @@ export function deriveRules(
   options: Pick<RbacOptions, 'plurals' | 'extraRules'> = {},
 ): PolicyRule[] {
   const verbs = new Map<string, Set<string>>();
-  const need = (apiVersion: string, kind: string, wanted: readonly string[], subresource?: string) => {
-    const group = groupOf(apiVersion);
-    const plural = options.plurals?.[`${group}/${kind}`] ?? pluralize(kind);
-    const key = `${group}\u0000${subresource ? `${plural}/${subresource}` : plural}`;
+  const add = (group: string, resource: string, wanted: readonly string[]) => {
+    const key = `${group}\u0000${resource}`;
     const set = verbs.get(key) ?? new Set<string>();
     for (const verb of wanted) set.add(verb);
     verbs.set(key, set);
+  };
+  const need = (apiVersion: string, kind: string, wanted: readonly string[], subresource?: string) => {
+    const group = groupOf(apiVersion);
+    const plural = options.plurals?.[`${group}/${kind}`] ?? pluralize(kind);
+    add(group, subresource ? `${plural}/${subresource}` : plural, wanted);
   };
   for (const c of controllers) {
     need(c.apiVersion, c.kind, [...READ, 'update', 'patch']);
@@ -58,12 +61,17 @@ export function deriveRules(
     for (const owned of c.owns) need(owned.apiVersion, owned.kind, [...READ, ...WRITE]);
     for (const watched of c.watches) need(watched.apiVersion, watched.kind, READ);
   }
+  add('events.k8s.io', 'events', ['create', 'patch']);
+  // Extra rules merge into the derived ones unless they name objects, which must stay separate.
+  for (const extra of options.extraRules ?? []) {
+    if (extra.resourceNames?.length) continue;
+    for (const group of extra.apiGroups) for (const resource of extra.resources) add(group, resource, extra.verbs);
+  }
   const rules = [...verbs].map(([key, set]) => {
     const [group, resource] = key.split('\u0000') as [string, string];
     return { apiGroups: [group], resources: [resource], verbs: [...set].sort() };
   });
-  rules.push({ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] });
-  rules.push(...(options.extraRules ?? []).map((r) => ({ ...r })));
+  rules.push(...(options.extraRules ?? []).filter((r) => r.resourceNames?.length).map((r) => ({ ...r })));
   return rules.sort((a, b) =>
     `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`),
   );

@@ -1,0 +1,262 @@
+/**
+ * The PostgresCluster API. Field layout follows Crunchy PGO's `postgres-operator.crunchydata.com/v1`
+ * so manifests users already have apply with only the apiVersion changed. Bad input is refused at
+ * admission by the schema and CEL rules, with messages naming the field.
+ */
+import { defineResource } from '@kanri/api';
+import { z } from 'zod';
+import { GROUP, KIND, PLURAL } from '../contract.js';
+
+/** Major versions the operator can run and upgrade between. */
+export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
+
+/** Parameters the agent owns: a user value would break replication, fencing or the Pod's network. */
+export const RESERVED_PARAMETERS = [
+  'listen_addresses',
+  'port',
+  'unix_socket_directories',
+  'hot_standby',
+  'primary_conninfo',
+  'primary_slot_name',
+  'restore_command',
+  'recovery_target',
+  'data_directory',
+  'hba_file',
+  'ident_file',
+] as const;
+
+/** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */
+const passthrough = (description: string) => z.record(z.string(), z.unknown()).describe(description);
+
+const dataVolumeClaimSpec = z
+  .object({
+    accessModes: z.array(z.string()).min(1).describe('Access modes of the data volume, e.g. [ReadWriteOnce].'),
+    storageClassName: z.string().optional().describe('StorageClass of the data volume; default: the cluster default.'),
+    volumeMode: z.string().optional(),
+    resources: z
+      .object({
+        requests: z
+          .object({
+            storage: z
+              .string()
+              .regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/)
+              .describe('Size of the data volume, e.g. 20Gi.'),
+          })
+          .describe('Requested size.'),
+      })
+      .describe('Must request a storage size.'),
+  })
+  .describe('PersistentVolumeClaim spec for each instance data volume (PGDATA). Required.');
+
+const instanceSet = z
+  .object({
+    name: z
+      .string()
+      .max(15)
+      .regex(/^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/)
+      .optional()
+      .describe('Instance set name, part of Pod names. Default: instance<N> (1-based position).'),
+    replicas: z.number().int().min(1).default(1).describe('Number of PostgreSQL instances in this set (at least 1).'),
+    dataVolumeClaimSpec,
+    resources: passthrough('CPU and memory requests and limits of the postgres container.').optional(),
+    affinity: passthrough('Scheduling affinity of the instance Pods.').optional(),
+    tolerations: z.array(passthrough('A toleration.')).optional().describe('Tolerations of the instance Pods.'),
+  })
+  .describe('A set of identical instances.');
+
+const user = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .describe('Role name: lower-case letters, digits and underscore, at most 63.'),
+    databases: z
+      .array(z.string().regex(/^[a-z_][a-z0-9_-]{0,62}$/))
+      .optional()
+      .describe('Databases owned by this user, created if missing.'),
+    options: z
+      .string()
+      .regex(
+        /^(\s*(SUPERUSER|NOSUPERUSER|CREATEDB|NOCREATEDB|CREATEROLE|NOCREATEROLE|INHERIT|NOINHERIT|LOGIN|NOLOGIN|REPLICATION|NOREPLICATION|BYPASSRLS|NOBYPASSRLS|CONNECTION LIMIT -?[0-9]+)\s*)*$/,
+      )
+      .optional()
+      .describe('Role options as in ALTER ROLE, e.g. "CREATEDB CONNECTION LIMIT 10".'),
+  })
+  .describe('A database user with a generated password kept in Secret <cluster>-pguser-<name>.');
+
+const ha = z
+  .object({
+    leaseDurationSeconds: z
+      .number()
+      .int()
+      .min(2)
+      .default(15)
+      .describe('How long a primary lease is valid without renewal. Failover starts after it expires.'),
+    renewDeadlineSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(10)
+      .describe('A primary that cannot renew its lease within this time stops accepting writes (fencing).'),
+    retryPeriodSeconds: z.number().int().min(1).default(2).describe('Interval between lease renewals and attempts.'),
+    maximumLagOnFailover: z
+      .number()
+      .int()
+      .min(0)
+      .default(16 * 1024 * 1024)
+      .describe('A replica lagging more bytes than this is never promoted.'),
+    synchronousMode: z
+      .boolean()
+      .default(false)
+      .describe('Commit only once a replica has the WAL: no acknowledged write is lost on failover.'),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.renewDeadlineSeconds < self.leaseDurationSeconds',
+        message: 'renewDeadlineSeconds must be less than leaseDurationSeconds',
+        fieldPath: '.renewDeadlineSeconds',
+      },
+      {
+        rule: 'self.retryPeriodSeconds < self.renewDeadlineSeconds',
+        message: 'retryPeriodSeconds must be less than renewDeadlineSeconds',
+        fieldPath: '.retryPeriodSeconds',
+      },
+    ],
+  })
+  .describe('High availability: the leader lease and failover limits.');
+
+export const postgresClusterSpec = z
+  .object({
+    postgresVersion: z
+      .number()
+      .int()
+      .min(SUPPORTED_POSTGRES_VERSIONS[0])
+      .max(SUPPORTED_POSTGRES_VERSIONS[SUPPORTED_POSTGRES_VERSIONS.length - 1] as number)
+      .describe(`PostgreSQL major version: ${SUPPORTED_POSTGRES_VERSIONS.join(', ')}.`),
+    image: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Image with postgres and the Kanri agent. Default: ghcr.io/kanri-dev/postgres:<postgresVersion>.'),
+    instances: z
+      .array(instanceSet)
+      .min(1)
+      .max(8)
+      .meta({
+        'x-kubernetes-validations': [
+          {
+            rule: 'self.all(a, !has(a.name) || self.exists_one(b, has(b.name) && b.name == a.name))',
+            message: 'instance set names must be unique',
+          },
+        ],
+      })
+      .describe('Instance sets. The cluster has one primary; every other instance is a streaming replica.'),
+    users: z.array(user).max(64).optional().describe('Database users and the databases they own.'),
+    config: z
+      .object({
+        // Values are strings or integers, as in PGO (`on`/`off` for booleans); a typed map lets CEL see its keys.
+        parameters: z
+          .record(z.string().max(63), z.unknown().meta({ 'x-kubernetes-int-or-string': true }))
+          .optional()
+          .meta({
+            'x-kubernetes-validations': [
+              {
+                rule: `${JSON.stringify(RESERVED_PARAMETERS)}.all(k, !(k in self))`,
+                message: `these parameters are managed by the operator: ${RESERVED_PARAMETERS.join(', ')}`,
+              },
+            ],
+          })
+          .describe('postgresql.conf parameters, e.g. max_connections: 200. Applied with a reload.'),
+      })
+      .optional()
+      .describe('PostgreSQL configuration.'),
+    service: z
+      .object({
+        type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).default('ClusterIP').describe('Service type.'),
+      })
+      .optional()
+      .describe('The <name>-primary and <name>-replicas Services.'),
+    ha: ha.optional(),
+    persistentVolumeClaimRetentionPolicy: z
+      .object({
+        whenScaled: z
+          .enum(['Delete', 'Retain'])
+          .default('Delete')
+          .describe('What happens to the data volume of an instance removed by scaling down.'),
+      })
+      .optional()
+      .describe('Data volumes are always deleted with the cluster (owner references).'),
+    shutdown: z.boolean().optional().describe('Stop every instance, keeping the data volumes.'),
+    paused: z.boolean().optional().describe('Stop reconciling: the operator changes nothing while true.'),
+  })
+  .describe('Desired state of a PostgreSQL cluster.');
+
+const condition = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.number().int().optional(),
+});
+
+export const postgresClusterStatus = z.object({
+  observedGeneration: z.number().int().optional(),
+  conditions: z.array(condition).optional(),
+  primary: z.string().optional().describe('Pod name of the current primary.'),
+  instances: z
+    .array(
+      z.object({
+        name: z.string(),
+        role: z.string().optional(),
+        ready: z.boolean(),
+        timeline: z.number().int().optional(),
+        lagBytes: z.number().int().optional(),
+      }),
+    )
+    .optional(),
+  readyInstances: z.number().int().optional(),
+  desiredInstances: z.number().int().optional(),
+  systemIdentifier: z.string().optional().describe('Set once the first instance is initialised.'),
+});
+
+/**
+ * PostgresCluster, `postgres.kanri.dev/v1` (short name `pgc`).
+ *
+ * @example
+ * ```ts
+ * const cluster: PostgresCluster = {
+ *   apiVersion: PostgresClusterResource.apiVersion,
+ *   kind: 'PostgresCluster',
+ *   metadata: { name: 'hippo', namespace: 'default' },
+ *   spec: { postgresVersion: 15, instances: [{ replicas: 3, dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] },
+ * };
+ * ```
+ */
+export const PostgresClusterResource = defineResource({
+  group: GROUP,
+  kind: KIND,
+  plural: PLURAL,
+  shortNames: ['pgc'],
+  categories: ['postgres'],
+  description: 'A PostgreSQL cluster: one primary and streaming replicas, managed by the Kanri operator.',
+  versions: {
+    v1: {
+      spec: postgresClusterSpec,
+      status: postgresClusterStatus,
+      printerColumns: [
+        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+        { name: 'Instances', type: 'integer', jsonPath: '.status.desiredInstances' },
+        { name: 'Ready-Instances', type: 'integer', jsonPath: '.status.readyInstances' },
+        { name: 'Primary', type: 'string', jsonPath: '.status.primary' },
+        { name: 'Version', type: 'integer', jsonPath: '.spec.postgresVersion' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    },
+  },
+});
+
+export type PostgresCluster = typeof PostgresClusterResource.$object;
+export type PostgresClusterSpec = PostgresCluster['spec'];
+export type PostgresClusterStatus = NonNullable<PostgresCluster['status']>;

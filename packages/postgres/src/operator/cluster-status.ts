@@ -1,0 +1,106 @@
+/**
+ * The cluster's status, aggregated from what each agent reports on its own Pod. Pure.
+ * A report older than `staleAfterMs` counts as not ready: an agent that stopped reporting
+ * cannot be trusted to still be serving.
+ */
+import { type Condition, setCondition } from '@kanri/runtime';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
+import { ANNOTATION, type InstanceReport, LABEL, ROLE } from '../contract.js';
+
+export function readReport(pod: Pod): InstanceReport | undefined {
+  const raw = pod.metadata?.annotations?.[ANNOTATION.status];
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as InstanceReport;
+  } catch {
+    return undefined;
+  }
+}
+
+function podReady(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+export interface StatusInput {
+  readonly cluster: PostgresCluster;
+  readonly pods: readonly Pod[];
+  readonly desired: number;
+  /** Instances planned but not yet created, or being removed: the cluster is still converging. */
+  readonly converging: boolean;
+  readonly now?: Date;
+  readonly staleAfterMs?: number;
+}
+
+export function clusterStatus(input: StatusInput): PostgresClusterStatus {
+  const { cluster, pods, desired } = input;
+  const now = input.now ?? new Date();
+  const generation = cluster.metadata?.generation;
+  const previous = cluster.status;
+  const staleAfter = input.staleAfterMs ?? 60_000;
+  const instances = [...pods]
+    .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
+    .map((pod) => {
+      const report = readReport(pod);
+      const fresh = report ? now.getTime() - Date.parse(report.updatedAt) < staleAfter : false;
+      const role = pod.metadata?.labels?.[LABEL.role] ?? report?.role;
+      return {
+        name: pod.metadata?.name ?? '',
+        ...(role ? { role } : {}),
+        ready: Boolean(report?.ready && fresh && podReady(pod) && !pod.metadata?.deletionTimestamp),
+        ...(report ? { timeline: report.timeline, lagBytes: report.lagBytes } : {}),
+        systemIdentifier: report?.systemIdentifier,
+      };
+    });
+  const primary = instances.find((i) => i.role === ROLE.primary && i.ready);
+  const readyCount = instances.filter((i) => i.ready).length;
+  const systemIdentifier =
+    previous?.systemIdentifier ?? instances.find((i) => i.systemIdentifier)?.systemIdentifier ?? undefined;
+  const allReady = primary !== undefined && readyCount === desired && !input.converging;
+  let conditions: Condition[] | undefined = previous?.conditions as Condition[] | undefined;
+  const summary = `${readyCount}/${desired} instances ready${primary ? `, primary ${primary.name}` : ', no primary'}`;
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Ready',
+      status: allReady ? 'True' : 'False',
+      reason: allReady ? 'AllInstancesReady' : primary ? 'InstancesNotReady' : 'NoPrimary',
+      message: summary,
+      observedGeneration: generation,
+    },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Progressing',
+      status: allReady ? 'False' : 'True',
+      reason: allReady ? 'Converged' : input.converging ? 'ScalingInstances' : 'WaitingForInstances',
+      message: summary,
+      observedGeneration: generation,
+    },
+    now,
+  );
+  // Degraded: it worked once (initialised) and is now below what was asked.
+  const degraded = systemIdentifier !== undefined && (!primary || readyCount < Math.min(desired, instances.length));
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Degraded',
+      status: degraded ? 'True' : 'False',
+      reason: degraded ? (primary ? 'InstancesUnavailable' : 'PrimaryUnavailable') : 'AsExpected',
+      message: summary,
+      observedGeneration: generation,
+    },
+    now,
+  );
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    conditions,
+    ...(primary ? { primary: primary.name } : {}),
+    instances: instances.map(({ systemIdentifier: _, ...rest }) => rest),
+    readyInstances: readyCount,
+    desiredInstances: desired,
+    ...(systemIdentifier ? { systemIdentifier } : {}),
+  } as PostgresClusterStatus;
+}

@@ -1,0 +1,29 @@
+/** The PostgreSQL operator as one definition: its CRD, controller and derived RBAC. */
+import { defineOperator } from '@kanri/api';
+import { PostgresClusterResource } from '../api/postgres-cluster.js';
+import { postgresController } from './postgres-controller.js';
+
+export const postgresOperator = defineOperator({
+  name: 'postgres-operator',
+  image: 'ghcr.io/kanri-dev/postgres-operator:0.1.0',
+  namespace: 'postgres-operator',
+  resources: [PostgresClusterResource],
+  controllers: [postgresController],
+  // The operator grants the instances' Role, so it must hold those permissions itself
+  // (RBAC forbids granting more than you have).
+  extraRules: [
+    { apiGroups: ['postgres.kanri.dev'], resources: ['postgresclusters'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['create', 'get', 'list', 'watch', 'update', 'patch'],
+    },
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  ],
+  plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
+});
+
+export default postgresOperator;

@@ -1,0 +1,208 @@
+/**
+ * The PostgresCluster controller: turns the spec into Secrets, configuration, RBAC for the
+ * instances, Services, a PodDisruptionBudget, and one Pod and PVC per instance, then aggregates
+ * the agents' reports into status. Every step is idempotent; a restart mid-way converges.
+ *
+ * Pods and PVCs are mostly immutable, so they are created once and afterwards only their labels
+ * are re-applied (under a separate field manager, so the operator never claims, and later drops,
+ * fields of a spec it cannot change anyway).
+ */
+import { randomBytes } from 'node:crypto';
+import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
+import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster } from '../api/postgres-cluster.js';
+import { API_VERSION, KIND, LABEL, ROLE } from '../contract.js';
+import { dataVolumeClaim } from './builders/data-volume-claim.js';
+import { disruptionBudget } from './builders/disruption-budget.js';
+import { instancePod } from './builders/instance-pod.js';
+import { instanceRbac } from './builders/instance-rbac.js';
+import { postgresConfig } from './builders/postgres-config.js';
+import { type Credentials, secretNames, secrets } from './builders/secrets.js';
+import { services } from './builders/services.js';
+import { clusterStatus, readReport } from './cluster-status.js';
+import { type ObservedInstance, planInstances } from './instance-plan.js';
+
+const METADATA_MANAGER = 'postgres-operator/metadata';
+
+/** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
+export function generatePassword(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+function existingPassword(secret: Secret | undefined): string | undefined {
+  const encoded = secret?.data?.password;
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
+}
+
+function credentialsFor(cluster: PostgresCluster, ctx: ReconcileContext<PostgresCluster>): Credentials {
+  const passwords = new Map<string, string>();
+  for (const { name, user } of secretNames(cluster)) {
+    passwords.set(user, existingPassword(ctx.get<Secret>('v1', 'Secret', name)) ?? generatePassword());
+  }
+  const users: Record<string, string> = {};
+  for (const u of cluster.spec.users ?? []) users[u.name] = passwords.get(u.name) ?? generatePassword();
+  return {
+    superuser: passwords.get('postgres') ?? generatePassword(),
+    replication: passwords.get('streaming_replica') ?? generatePassword(),
+    users,
+  };
+}
+
+function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance[] {
+  const byName = new Map<string, { set: string; pod?: Pod; claim?: PersistentVolumeClaim }>();
+  for (const pod of pods) {
+    const name = pod.metadata?.labels?.[LABEL.instance];
+    if (name) byName.set(name, { ...byName.get(name), set: pod.metadata?.labels?.[LABEL.instanceSet] ?? '', pod });
+  }
+  for (const claim of claims) {
+    const name = claim.metadata?.labels?.[LABEL.instance];
+    if (name) {
+      byName.set(name, { ...byName.get(name), set: claim.metadata?.labels?.[LABEL.instanceSet] ?? '', claim });
+    }
+  }
+  return [...byName].map(([name, { set, pod, claim }]) => ({
+    name,
+    set,
+    hasPod: pod !== undefined,
+    hasVolume: claim !== undefined,
+    isPrimary: pod?.metadata?.labels?.[LABEL.role] === ROLE.primary,
+    ready: readReport(pod ?? {})?.ready ?? false,
+    deleting: Boolean(pod?.metadata?.deletionTimestamp ?? claim?.metadata?.deletionTimestamp),
+  }));
+}
+
+async function ensureLabels(ctx: ReconcileContext<PostgresCluster>, cluster: PostgresCluster, desired: KubeObject) {
+  const meta = desired.metadata ?? {};
+  const patch = withOwner(
+    {
+      apiVersion: desired.apiVersion,
+      kind: desired.kind,
+      metadata: { name: meta.name, namespace: meta.namespace, labels: meta.labels },
+    },
+    cluster,
+  );
+  await ctx.client.resourceFor(patch).apply(patch, { fieldManager: METADATA_MANAGER, force: true, signal: ctx.signal });
+}
+
+async function createIfMissing(
+  ctx: ReconcileContext<PostgresCluster>,
+  cluster: PostgresCluster,
+  existing: KubeObject | undefined,
+  desired: KubeObject,
+) {
+  if (existing) {
+    const want = desired.metadata?.labels ?? {};
+    const have = existing.metadata?.labels ?? {};
+    if (Object.entries(want).some(([k, v]) => have[k] !== v)) await ensureLabels(ctx, cluster, desired);
+    return;
+  }
+  const owned = withOwner(desired, cluster);
+  try {
+    await ctx.client.resourceFor(owned).create(owned, { signal: ctx.signal });
+  } catch (error) {
+    // The cache may lag our own earlier create; the next event brings the object.
+    if ((error as { status?: number }).status !== 409) throw error;
+  }
+}
+
+export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
+  .owns('v1', 'Pod')
+  .owns('v1', 'PersistentVolumeClaim')
+  .owns('v1', 'Service')
+  .owns('v1', 'Secret')
+  .owns('v1', 'ConfigMap')
+  .owns('v1', 'ServiceAccount')
+  .owns('rbac.authorization.k8s.io/v1', 'Role')
+  .owns('rbac.authorization.k8s.io/v1', 'RoleBinding')
+  .owns('policy/v1', 'PodDisruptionBudget')
+  .reconcile(async (cluster, ctx) => {
+    if (cluster.spec.paused) {
+      ctx.log.info('paused: no changes made');
+      return undefined;
+    }
+    const namespace = cluster.metadata?.namespace;
+    const clusterName = cluster.metadata?.name ?? '';
+    for (const secret of secrets(cluster, credentialsFor(cluster, ctx))) await ctx.apply(secret);
+    await ctx.apply(postgresConfig(cluster));
+    for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
+    for (const service of services(cluster)) await ctx.apply(service);
+    await ctx.apply(disruptionBudget(cluster));
+
+    const pods = ctx
+      .list<Pod>('v1', 'Pod', { namespace, ownedBy: cluster })
+      .filter((p) => p.metadata?.labels?.[LABEL.cluster] === clusterName);
+    const claims = ctx
+      .list<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', { namespace, ownedBy: cluster })
+      .filter((c) => c.metadata?.labels?.[LABEL.cluster] === clusterName);
+    const observed = observe(pods, claims);
+    const initialised =
+      cluster.status?.systemIdentifier !== undefined || pods.some((p) => readReport(p)?.systemIdentifier);
+    const plan = planInstances(clusterName, cluster.spec, observed, initialised);
+
+    for (const victim of plan.remove) {
+      ctx.log.info({ instance: victim.name }, 'scaling down: removing replica');
+      await ctx.event('Normal', 'ScalingDown', `removing replica ${victim.name}`);
+      if (victim.hasPod) await ctx.client.resource<Pod>('v1', 'Pod').delete(victim.name, { namespace }).catch(notFound);
+      const retain = cluster.spec.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Retain';
+      const claimName = `${victim.name}-pgdata`;
+      if (retain) {
+        // Released from the cluster: no owner reference, so deleting the cluster keeps it too.
+        await ctx.client
+          .resource('v1', 'PersistentVolumeClaim')
+          .patch(claimName, { metadata: { ownerReferences: null } }, { namespace, type: 'merge' })
+          .catch(notFound);
+      } else {
+        await ctx.client.resource('v1', 'PersistentVolumeClaim').delete(claimName, { namespace }).catch(notFound);
+      }
+    }
+
+    if (!cluster.spec.shutdown) {
+      for (const instance of plan.keep) {
+        const claim = dataVolumeClaim(cluster, instance.name, instance.set, instance.setIndex);
+        await createIfMissing(
+          ctx,
+          cluster,
+          claims.find((c) => c.metadata?.name === claim.metadata?.name),
+          claim,
+        );
+        const pod = instancePod({
+          cluster,
+          ...instance,
+          bootstrap: plan.initdb === instance.name ? 'initdb' : 'basebackup',
+        });
+        const existing = pods.find((p) => p.metadata?.name === instance.name);
+        if (existing?.metadata?.deletionTimestamp) continue; // recreated once gone
+        if (!existing)
+          ctx.log.info({ instance: instance.name, bootstrap: plan.initdb === instance.name }, 'creating instance');
+        await createIfMissing(ctx, cluster, existing, pod);
+      }
+    } else {
+      for (const pod of pods) {
+        if (!pod.metadata?.deletionTimestamp) {
+          await ctx.client
+            .resource('v1', 'Pod')
+            .delete(pod.metadata?.name ?? '', { namespace })
+            .catch(notFound);
+        }
+      }
+    }
+
+    const desired = cluster.spec.shutdown ? 0 : plan.keep.length;
+    const status = clusterStatus({
+      cluster,
+      pods: pods.filter((p) => plan.keep.some((k) => k.name === p.metadata?.name)),
+      desired,
+      converging: plan.remove.length > 0 || plan.keep.some((k) => !pods.some((p) => p.metadata?.name === k.name)),
+    });
+    const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    await ctx.setStatus(status);
+    if (isReady && !wasReady)
+      await ctx.event('Normal', 'Ready', `${desired} instances ready, primary ${status.primary}`);
+    // Reports arrive as Pod updates, which wake this controller; the requeue only ages stale reports.
+    return { requeueAfter: '30s' };
+  });
+
+function notFound(error: unknown): void {
+  if ((error as { status?: number }).status !== 404) throw error;
+}
