@@ -101,6 +101,8 @@ describe('the guard decision', () => {
       example: 'ns/w1',
     });
     assert.deepEqual(sampleInstances({ items: [], metadata: {} }), { count: 0, more: false });
+    // What the API server sends for an empty metadata-only list.
+    assert.deepEqual(sampleInstances({ items: null as never, metadata: {} }), { count: 0, more: false });
   });
 
   it('the handler lists, with limit=1 and all namespaces, through the storage version', async () => {

@@ -66,10 +66,12 @@ export function versionsToList(crd: Pick<CustomResourceDefinition, 'spec'>): str
 
 /** What one `limit=1` list page says about the instances. Pure. */
 export function sampleInstances(list: Pick<KubeList, 'items' | 'metadata'>): InstanceSample {
-  const first = list.items[0]?.metadata;
+  // An empty PartialObjectMetadataList comes with `items: null`.
+  const items = list.items ?? [];
+  const first = items[0]?.metadata;
   const remaining = list.metadata?.remainingItemCount;
   return {
-    count: list.items.length + (remaining ?? 0),
+    count: items.length + (remaining ?? 0),
     more: remaining === undefined && Boolean(list.metadata?.continue),
     ...(first?.name ? { example: first.namespace ? `${first.namespace}/${first.name}` : first.name } : {}),
   };
