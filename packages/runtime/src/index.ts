@@ -61,8 +61,6 @@ export {
   decideCrdDeletion,
   isDeletionAllowed,
   KANRI_MANAGED_BY_LABEL,
-  sampleInstances,
-  versionsToList,
 } from './webhook/crd-deletion-guard.js';
 export type {
   CrdDeletionGuardRulesOptions,
@@ -83,13 +81,7 @@ export type {
   ServingCertificate,
   ServingCertificateRequest,
 } from './webhook/serving-cert.js';
-export {
-  certificateNames,
-  createServingCertificate,
-  serviceDnsNames,
-  servingCertificateProblem,
-  subjectAltNames,
-} from './webhook/serving-cert.js';
+export { createServingCertificate, serviceDnsNames, servingCertificateProblem } from './webhook/serving-cert.js';
 export type { CertificateSecretOptions } from './webhook/serving-cert-secret.js';
 export { ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
 export type { WebhookOptions } from './webhook/webhook-runner.js';

@@ -17,12 +17,11 @@ import {
   decideCrdDeletion,
   parseAdmissionReview,
   type ServingCertificate,
-  sampleInstances,
   serviceDnsNames,
   servingCertificateProblem,
   startAdmissionServer,
-  versionsToList,
 } from '../src/index.js';
+import { sampleInstances, versionsToList } from '../src/webhook/crd-deletion-guard.js';
 
 const crd = (annotations: Record<string, string> = {}) => ({
   metadata: { name: 'widgets.example.com', annotations },

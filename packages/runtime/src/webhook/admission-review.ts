@@ -68,7 +68,15 @@ const REASONS: Readonly<Record<number, string>> = {
   503: 'ServiceUnavailable',
 };
 
-/** Parses a request body into a review with a request and a uid, or throws an Error saying what is wrong. Pure. */
+/**
+ * Parses a request body into a review with a request and a uid, or throws an Error saying what is wrong. Pure.
+ *
+ * @example
+ * ```ts
+ * const { request } = parseAdmissionReview(body);
+ * if (request.operation === 'DELETE') console.log(request.oldObject?.metadata?.name);
+ * ```
+ */
 export function parseAdmissionReview(body: string): AdmissionReview & { readonly request: AdmissionRequest } {
   let review: Partial<AdmissionReview>;
   try {

@@ -49,7 +49,14 @@ export interface CrdDeletionGuardOptions {
   readonly timeoutMs?: number;
 }
 
-/** True when the CRD carries `kanri.dev/allow-delete: "true"`. Pure. */
+/**
+ * True when the CRD carries `kanri.dev/allow-delete: "true"`. Pure.
+ *
+ * @example
+ * ```ts
+ * isDeletionAllowed({ metadata: { annotations: { 'kanri.dev/allow-delete': 'true' } } }); // true
+ * ```
+ */
 export function isDeletionAllowed(crd: Pick<CustomResourceDefinition, 'metadata'>): boolean {
   return crd.metadata?.annotations?.[ALLOW_DELETE_ANNOTATION] === 'true';
 }

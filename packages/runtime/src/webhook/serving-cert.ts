@@ -46,7 +46,14 @@ export interface ServingCertificateRequest {
   readonly ca?: { readonly caCertPem: string; readonly caKeyPem: string };
 }
 
-/** The names a Service answers to inside the cluster; the API server calls `<name>.<namespace>.svc`. */
+/**
+ * The names a Service answers to inside the cluster; the API server calls `<name>.<namespace>.svc`.
+ *
+ * @example
+ * ```ts
+ * serviceDnsNames('guard', 'ops'); // ['guard', 'guard.ops', 'guard.ops.svc', 'guard.ops.svc.cluster.local']
+ * ```
+ */
 export function serviceDnsNames(name: string, namespace: string): string[] {
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }

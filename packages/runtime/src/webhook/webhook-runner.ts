@@ -59,6 +59,19 @@ export interface WebhookOptions {
   readonly renewCheckIntervalMs?: number;
 }
 
+/**
+ * Runs the admission webhooks for a manager; `Manager` creates one from its `webhook` option.
+ *
+ * @example
+ * ```ts
+ * const manager = await Manager.create({
+ *   name: 'website-operator',
+ *   webhook: { service: { name: 'website-operator-webhook', namespace: 'website-operator-system' } },
+ * });
+ * void manager.start();
+ * await manager.webhooks?.configured; // the ValidatingWebhookConfiguration trusts this replica's CA
+ * ```
+ */
 export class WebhookRunner {
   readonly configurationName: string;
   readonly #client: KubeClient;
@@ -204,6 +217,7 @@ export class WebhookRunner {
   async #applyConfiguration(): Promise<void> {
     const caBundle = this.#certificate?.caCertPem ?? '';
     const fieldManager = `${this.#managerName}/webhook`;
+    const signal = this.#stopping.signal;
     if (this.#installedBy === 'manager') {
       const desired = crdDeletionGuardWebhook({
         name: this.configurationName,
@@ -211,7 +225,7 @@ export class WebhookRunner {
         caBundle,
         ...(this.#options.crdNames ? { crdNames: this.#options.crdNames } : {}),
       });
-      await this.#client.apply(desired, { fieldManager, force: true });
+      await this.#client.apply(desired, { fieldManager, force: true, signal });
       return;
     }
     const configurations = this.#client.resource<KubeObject & { webhooks?: unknown[] }>(
@@ -219,7 +233,7 @@ export class WebhookRunner {
       'ValidatingWebhookConfiguration',
     );
     try {
-      await configurations.get(this.configurationName);
+      await configurations.get(this.configurationName, { signal });
     } catch (error) {
       if (error instanceof NotFoundError) {
         throw new Error(
@@ -239,7 +253,7 @@ export class WebhookRunner {
           { name: CRD_DELETION_GUARD_WEBHOOK, clientConfig: { caBundle: Buffer.from(caBundle).toString('base64') } },
         ],
       },
-      { fieldManager, force: true },
+      { fieldManager, force: true, signal },
     );
   }
 
