@@ -42,3 +42,47 @@ export { Manager } from './manager/manager.js';
 export { RuntimeMetrics } from './metrics/runtime-metrics.js';
 export type { Duration, ReconcileResult, Request } from './reconcile.js';
 export { parseDuration, requestKey, TerminalError } from './reconcile.js';
+export type {
+  AdmissionDecision,
+  AdmissionHandler,
+  AdmissionOperation,
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionReview,
+} from './webhook/admission-review.js';
+export { buildAdmissionResponse, parseAdmissionReview } from './webhook/admission-review.js';
+export type { AdmissionServer, AdmissionServerOptions, ServingKeyPair } from './webhook/admission-server.js';
+export { DEFAULT_MAX_BODY_BYTES, startAdmissionServer } from './webhook/admission-server.js';
+export type { CrdDeletionGuardOptions, InstanceSample } from './webhook/crd-deletion-guard.js';
+export {
+  ALLOW_DELETE_ANNOTATION,
+  CRD_DELETION_GUARD_PATH,
+  crdDeletionGuard,
+  decideCrdDeletion,
+  isDeletionAllowed,
+  KANRI_MANAGED_BY_LABEL,
+} from './webhook/crd-deletion-guard.js';
+export type {
+  CrdDeletionGuardRulesOptions,
+  CrdDeletionGuardWebhookOptions,
+  PolicyRule,
+  ValidatingWebhookConfigurationObject,
+  WebhookRule,
+} from './webhook/crd-deletion-guard-manifests.js';
+export {
+  CRD_DELETION_GUARD_TIMEOUT_SECONDS,
+  CRD_DELETION_GUARD_WEBHOOK,
+  crdDeletionGuardRules,
+  crdDeletionGuardWebhook,
+} from './webhook/crd-deletion-guard-manifests.js';
+export type {
+  CertificateProblem,
+  RenewalCheck,
+  ServingCertificate,
+  ServingCertificateRequest,
+} from './webhook/serving-cert.js';
+export { createServingCertificate, serviceDnsNames, servingCertificateProblem } from './webhook/serving-cert.js';
+export type { CertificateSecretOptions } from './webhook/serving-cert-secret.js';
+export { ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
+export type { WebhookOptions } from './webhook/webhook-runner.js';
+export { WebhookRunner } from './webhook/webhook-runner.js';

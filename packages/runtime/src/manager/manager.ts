@@ -2,7 +2,7 @@
  * The manager: runs many controllers on shared caches, elects a leader on a Lease, serves
  * /healthz, /readyz and /metrics, and shuts down gracefully.
  *
- * Start-up: health server → caches (all replicas keep warm caches, so a new leader starts at
+ * Start-up: health server → webhook server (optional) → caches (all replicas keep warm caches, so a new leader starts at
  * once) → leader election → controllers. On SIGTERM or SIGINT (or `stop()`): controllers take no
  * new work and finish the reconciles in flight, the Lease is released so another replica takes
  * over within moments, the caches and the server close, and `start()` resolves, letting the
@@ -19,6 +19,7 @@ import { EventRecorder } from '../helpers/event-recorder.js';
 import { LeaderElector } from '../leader/leader-election.js';
 import { createLogger, type Logger } from '../logger.js';
 import { RuntimeMetrics } from '../metrics/runtime-metrics.js';
+import { type WebhookOptions, WebhookRunner } from '../webhook/webhook-runner.js';
 import { startHealthServer } from './health-server.js';
 import { InformerPool } from './informer-pool.js';
 
@@ -50,6 +51,11 @@ export interface ManagerOptions {
   readonly handleSignals?: boolean;
   /** How long shutdown waits for reconciles in flight before aborting their signals. Default 30 s. */
   readonly gracefulShutdownMs?: number;
+  /**
+   * Serve admission webhooks (today the CRD deletion guard) over HTTPS on every replica, with a
+   * generated certificate whose CA the manager sets in its ValidatingWebhookConfiguration. Off unless given.
+   */
+  readonly webhook?: WebhookOptions;
 }
 
 export class Manager {
@@ -59,6 +65,8 @@ export class Manager {
   readonly logger: Logger;
   readonly informers: InformerPool;
   readonly identity: string;
+  /** The admission webhook server, when `webhook` is configured. */
+  readonly webhooks: WebhookRunner | undefined;
   readonly #options: ManagerOptions;
   readonly #runners: ControllerRunner<KubeObject>[] = [];
   readonly #recorder: EventRecorder;
@@ -76,6 +84,7 @@ export class Manager {
     this.informers = new InformerPool(client, options.namespace, this.metrics, this.logger);
     this.identity =
       options.leaderElection?.identity ?? `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
+    this.webhooks = options.webhook ? new WebhookRunner(client, options.webhook, this.name, this.logger) : undefined;
     this.#recorder = new EventRecorder({
       client,
       controller: `kanri.dev/${this.name}`,
@@ -140,6 +149,10 @@ export class Manager {
         this.#port = started.port;
         this.logger.info({ port: started.port }, 'serving /healthz, /readyz and /metrics');
       }
+      // Every replica serves webhooks, leader or not: the API server may call any of them.
+      await this.webhooks?.start(signal).catch((error: unknown) => {
+        if (!signal.aborted) throw error;
+      });
       this.informers.start();
       await this.informers.waitForSync(signal).catch(() => {});
       if (signal.aborted) return;
@@ -176,6 +189,7 @@ export class Manager {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       await this.informers.stop();
+      await this.webhooks?.stop();
       await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
       this.#server?.closeAllConnections();
       this.logger.info('stopped');
