@@ -21,7 +21,7 @@ export type {
 } from './define-resource.js';
 export { defineResource, pluralize } from './define-resource.js';
 export type { OperatorDefinition, OperatorInput } from './operator.js';
-export { defineOperator } from './operator.js';
+export { defineOperator, WEBHOOK_PORT } from './operator.js';
 export type { PolicyRule, RbacOptions } from './rbac.js';
 export { deriveRbac, deriveRules } from './rbac.js';
 export type { JsonSchema } from './structural-schema.js';

@@ -3,7 +3,14 @@
  * RBAC, manifests, chart), `kanri dev` and the operator's own `main` all read this one
  * definition, so what is installed always matches what runs.
  */
-import { type ControllerDefinition, type KubeObject, Manager, type ManagerOptions } from '@kanri/runtime';
+import {
+  type ControllerDefinition,
+  crdDeletionGuardRules,
+  crdDeletionGuardWebhook,
+  type KubeObject,
+  Manager,
+  type ManagerOptions,
+} from '@kanri/runtime';
 import type { CustomResourceDefinitionObject, ResourceDefinition } from './define-resource.js';
 import { deriveRbac, type PolicyRule } from './rbac.js';
 
@@ -24,10 +31,18 @@ export interface OperatorInput {
   readonly extraRules?: readonly PolicyRule[];
   /** Plurals the simple English rules get wrong, keyed `group/Kind`. */
   readonly plurals?: Readonly<Record<string, string>>;
+  /**
+   * Refuse deleting the operator's CRDs while custom resources of them exist (an admission webhook
+   * served by the operator). Default: on when the operator has resources and watches the whole
+   * cluster; a namespace-scoped operator cannot list cluster-wide, so it is off there.
+   */
+  readonly crdDeletionGuard?: boolean;
 }
 
 export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchNamespace'>> {
   readonly watchNamespace: string | undefined;
+  /** The webhook's Service and ValidatingWebhookConfiguration (caBundle set by the running operator); empty without the guard. */
+  webhookManifests(): Record<string, unknown>[];
   /** The CRDs of every declared resource. */
   crds(): CustomResourceDefinitionObject[];
   /** ServiceAccount, roles and bindings derived from the controllers. */
@@ -38,6 +53,9 @@ export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchN
    */
   manager(options?: ManagerOptions): Promise<Manager>;
 }
+
+/** Port of the admission webhook server in the operator's container. */
+export const WEBHOOK_PORT = 9443;
 
 const DNS_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -65,6 +83,15 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
   }
   if (input.controllers.length === 0) throw new Error(`defineOperator ${input.name}: controllers is empty`);
   const namespace = input.namespace ?? `${input.name}-system`;
+  const guard = (input.crdDeletionGuard ?? !input.watchNamespace) && (input.resources?.length ?? 0) > 0;
+  const configurationName = `${input.name}-crd-deletion-guard`;
+  const certificateSecret = `${input.name}-webhook-cert`;
+  const service = { name: `${input.name}-webhook`, namespace };
+  const crdNames = () => definition.resources.map((r) => r.crd.metadata.name);
+  const guardRules = () =>
+    guard
+      ? crdDeletionGuardRules({ crds: definition.crds() as never, configurationName, certificateSecret })
+      : { clusterRules: [], namespaceRules: [] };
   const definition: OperatorDefinition = {
     name: input.name,
     image: input.image ?? `${input.name}:latest`,
@@ -73,6 +100,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     controllers: input.controllers,
     watchNamespace: input.watchNamespace,
     extraRules: input.extraRules ?? [],
+    crdDeletionGuard: guard,
     plurals: input.plurals ?? {},
     crds: () => definition.resources.map((r) => r.crd),
     rbac: () =>
@@ -80,14 +108,47 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
         name: definition.name,
         namespace,
         ...(input.watchNamespace ? { watchNamespace: input.watchNamespace } : {}),
-        extraRules: definition.extraRules,
+        extraRules: [...definition.extraRules, ...guardRules().clusterRules],
+        namespaceRules: guardRules().namespaceRules,
         plurals: definition.plurals,
       }),
+    webhookManifests: () => {
+      if (!guard) return [];
+      const labels = { 'app.kubernetes.io/name': definition.name, 'app.kubernetes.io/managed-by': 'kanri' };
+      return [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: service.name, namespace, labels },
+          spec: {
+            selector: { 'app.kubernetes.io/name': definition.name },
+            ports: [{ name: 'webhook', port: 443, targetPort: WEBHOOK_PORT, protocol: 'TCP' }],
+          },
+        },
+        crdDeletionGuardWebhook({ name: configurationName, service, crdNames: crdNames() }) as unknown as Record<
+          string,
+          unknown
+        >,
+      ];
+    },
     async manager(options: ManagerOptions = {}) {
       const manager = await Manager.create({
         name: definition.name,
         ...(input.watchNamespace ? { namespace: input.watchNamespace } : {}),
         leaderElection: { namespace: process.env.POD_NAMESPACE ?? namespace },
+        // In a cluster (the generated Deployment sets POD_NAMESPACE) the webhook serves behind its
+        // Service; out of cluster (`kanri dev`, tests) it is opt-in through `options.webhook`.
+        ...(guard && process.env.POD_NAMESPACE
+          ? {
+              webhook: {
+                bindAddress: `:${WEBHOOK_PORT}`,
+                service: { ...service, namespace: process.env.POD_NAMESPACE },
+                configurationName,
+                certificateSecret,
+                crdNames: crdNames(),
+              },
+            }
+          : {}),
         ...options,
       });
       for (const c of definition.controllers) manager.add(c as unknown as ControllerDefinition<KubeObject>);

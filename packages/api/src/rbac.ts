@@ -27,6 +27,8 @@ export interface RbacOptions {
   readonly leaderElection?: boolean;
   /** Extra rules the operator declares it needs. */
   readonly extraRules?: readonly PolicyRule[];
+  /** Rules in the operator's own namespace only (for example its webhook certificate Secret): Role `<name>-namespace`. */
+  readonly namespaceRules?: readonly PolicyRule[];
   /** Plural resource names for kinds the simple English rules get wrong, keyed `group/Kind`. */
   readonly plurals?: Readonly<Record<string, string>>;
   /** Who gets the roles. Default: the operator's ServiceAccount. */
@@ -142,6 +144,22 @@ export function deriveRbac(
       },
     ];
     objects.push({ apiVersion: rbac, kind: 'Role', metadata: meta, rules: leaseRules });
+    objects.push({
+      apiVersion: rbac,
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: roleRef('Role', meta.name),
+      subjects: [subject],
+    });
+  }
+  if (options.namespaceRules?.length) {
+    const meta = { name: `${options.name}-namespace`, namespace: options.namespace, labels };
+    objects.push({
+      apiVersion: rbac,
+      kind: 'Role',
+      metadata: meta,
+      rules: options.namespaceRules.map((r) => ({ ...r })),
+    });
     objects.push({
       apiVersion: rbac,
       kind: 'RoleBinding',
