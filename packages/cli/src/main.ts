@@ -2,11 +2,13 @@
 /** The `kanri` command. Errors are printed as one clear line (the stack only with KANRI_DEBUG=1) and exit non-zero. */
 import { Command } from 'commander';
 import { devCommand } from './commands/dev.js';
+import { initCommand } from './commands/init.js';
 import { testenvCommand } from './commands/testenv.js';
 
 const program = new Command('kanri')
   .description('Kanri: the Kubernetes Operator pattern for TypeScript')
   .showHelpAfterError()
+  .addCommand(initCommand())
   .addCommand(devCommand())
   .addCommand(testenvCommand());
 

@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { clearDevState, type DevState, devStateDir, readDevState, writeDevState } from '../dev-state.js';
 import { parseNodeCount, waitForShutdownSignal } from '../options.js';
 import { runDemo } from './demo.js';
+import { devRunCommand } from './run-operator.js';
 
 interface UpOptions {
   readonly nodes: number;
@@ -138,6 +139,8 @@ export function devCommand(): Command {
     .command('status')
     .description('Say whether a control plane is running, and where (exit code 1 if not)')
     .action(status);
+  // With controllers, so that deleting a custom resource deletes its children (garbage collection).
+  command.addCommand(devRunCommand(() => up({ nodes: 0, controllers: true })));
   command
     .command('serve', { hidden: true })
     .description('Run the control plane in the foreground until SIGTERM (what `up` starts)')
