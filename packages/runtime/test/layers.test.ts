@@ -13,7 +13,8 @@ const allowed: Record<string, string[]> = {
   cache: ['client'],
   runtime: ['client', 'cache'],
   api: ['runtime'],
-  postgres: ['runtime', 'api', 'client'],
+  // postgres uses testenv only for its demo (`npm start`), which runs a local control plane.
+  postgres: ['runtime', 'api', 'client', 'testenv'],
   cli: ['testenv', 'api', 'runtime', 'client'],
 };
 

@@ -1,0 +1,222 @@
+/**
+ * The README's main command. `up` starts, in a background supervisor, a local control plane with
+ * process nodes, installs the PostgresCluster CRD and the operator's RBAC, runs the operator under
+ * that identity, creates a 3-instance cluster of real PostgreSQL and reports how to reach it.
+ * `down` stops the supervisor, which stops every process it started and removes its files.
+ *
+ * Process nodes stand in for kubelet: each instance Pod runs the agent and postgres as local
+ * processes on its own loopback address. Nothing leaves 127.0.0.0/8.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, type KubeObject } from '@kanri/client';
+import { isProcessAlive, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import { pino } from 'pino';
+import { type PostgresCluster, PostgresClusterResource } from '../api/postgres-cluster.js';
+import { names } from '../contract.js';
+import { postgresOperator } from '../operator/definition.js';
+
+const CLUSTER = 'hippo';
+const NAMESPACE = 'default';
+const IMAGE = 'ghcr.io/kanri-dev/postgres';
+const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
+
+interface DemoState {
+  readonly pid: number;
+  readonly kubeconfigPath?: string;
+  readonly kubectl?: string;
+  readonly ready?: boolean;
+  readonly error?: string;
+}
+
+/** `$KANRI_STATE_DIR/postgres-demo`, else `~/.local/state/kanri/postgres-demo`. */
+export function demoDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.KANRI_STATE_DIR ?? join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'kanri');
+  return join(base, 'postgres-demo');
+}
+
+const stateFile = (dir: string) => join(dir, 'state.json');
+
+async function readState(dir: string): Promise<DemoState | undefined> {
+  try {
+    return JSON.parse(await readFile(stateFile(dir), 'utf8')) as DemoState;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeState(dir: string, state: DemoState): Promise<void> {
+  await writeFile(`${stateFile(dir)}.tmp`, JSON.stringify(state));
+  const { rename } = await import('node:fs/promises');
+  await rename(`${stateFile(dir)}.tmp`, stateFile(dir));
+}
+
+/** Runs in the background supervisor: owns the control plane and the operator until SIGTERM. */
+export async function serve(dir: string): Promise<void> {
+  const log = (line: string) => console.log(line);
+  const stopping = new AbortController();
+  process.once('SIGTERM', () => stopping.abort());
+  process.once('SIGINT', () => stopping.abort());
+  log('[1/5] Starting etcd, kube-apiserver, controllers, scheduler and 2 process nodes…');
+  const cp = await startControlPlane({
+    controllers: true,
+    processNodes: { count: 2, images: { [IMAGE]: { entrypoint: [process.execPath, AGENT_MAIN], user: 'postgres' } } },
+  });
+  const admin = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+  let manager: Awaited<ReturnType<typeof postgresOperator.manager>> | undefined;
+  let running: Promise<void> | undefined;
+  try {
+    await writeState(dir, { pid: process.pid, kubeconfigPath: cp.kubeconfigPath, kubectl: cp.binaries.kubectl });
+    log('[2/5] Installing the PostgresCluster CRD and the operator’s generated RBAC…');
+    const apply = (o: unknown) =>
+      admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'kanri-demo', force: true });
+    await apply(PostgresClusterResource.crd);
+    await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
+    for (const object of postgresOperator.rbac()) await apply(object);
+    await waitFor('the CRD to be served', () =>
+      admin.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: NAMESPACE }),
+    );
+    log('[3/5] Running the operator as its ServiceAccount…');
+    const identity = await cp.addUser({
+      name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,
+      groups: ['system:serviceaccounts'],
+    });
+    const operatorClient = await KubeClient.load({ kubeconfig: identity.kubeconfigPath });
+    const logger = pino(
+      { name: postgresOperator.name, level: process.env.KANRI_LOG_LEVEL ?? 'info' },
+      pino.destination(join(dir, 'operator.log')),
+    );
+    manager = await postgresOperator.manager({
+      client: operatorClient,
+      bindAddress: '127.0.0.1:0',
+      handleSignals: false,
+      logger,
+    });
+    running = manager.start();
+    log(`[4/5] Creating PostgresCluster ${CLUSTER} with 3 instances…`);
+    const started = Date.now();
+    await apply({
+      apiVersion: PostgresClusterResource.apiVersion,
+      kind: 'PostgresCluster',
+      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      spec: {
+        postgresVersion: 15,
+        instances: [
+          {
+            name: 'instance1',
+            replicas: 3,
+            dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          },
+        ],
+        users: [{ name: 'app', databases: ['app'] }],
+      },
+    });
+    let lastMessage = '';
+    await waitFor(
+      `PostgresCluster ${CLUSTER} to be Ready`,
+      async () => {
+        if (stopping.signal.aborted) throw new Error('stopped');
+        const c = await admin
+          .resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster')
+          .get(CLUSTER, { namespace: NAMESPACE });
+        const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
+        if (ready?.message && ready.message !== lastMessage) log(`      ${(lastMessage = ready.message)}`);
+        return ready?.status === 'True';
+      },
+      300_000,
+      500,
+    );
+    log(`      Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log('[5/5] Writing connection details…');
+    const secret = await admin.resource('v1', 'Secret').get(names.userSecret(CLUSTER, 'app'), { namespace: NAMESPACE });
+    const password = Buffer.from((secret as { data: Record<string, string> }).data.password ?? '', 'base64').toString();
+    const address = await serviceAddress(cp, NAMESPACE, names.primaryService(CLUSTER), 5432);
+    const [host, port] = address.split(':');
+    // The password goes to a 0600 pgpass file, never to the terminal or a log.
+    await writeFile(join(dir, 'pgpass'), `${host}:${port}:app:app:${password}\n`, { mode: 0o600 });
+    await writeFile(join(dir, 'psql'), `PGPASSFILE=${join(dir, 'pgpass')} psql -h ${host} -p ${port} -U app app\n`);
+    await writeState(dir, { pid: process.pid, kubeconfigPath: cp.kubeconfigPath, kubectl: cp.binaries.kubectl, ready: true });
+    await new Promise<void>((resolve) => {
+      if (stopping.signal.aborted) resolve();
+      stopping.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  } catch (error) {
+    await writeState(dir, { pid: process.pid, error: (error as Error).message });
+    throw error;
+  } finally {
+    log('Stopping…');
+    manager?.stop();
+    await running?.catch(() => {});
+    await admin.close();
+    await cp.stop();
+  }
+}
+
+/** `npm start`: starts the supervisor (unless running), follows its progress, prints how to connect. */
+export async function up(dir = demoDir()): Promise<void> {
+  const existing = await readState(dir);
+  if (existing && isProcessAlive(existing.pid) && existing.ready) {
+    await report(dir, existing);
+    return;
+  }
+  if (existing && isProcessAlive(existing.pid)) {
+    throw new Error(`a demo is starting or failed (PID ${existing.pid}); run \`npm stop\` first`);
+  }
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const logPath = join(dir, 'demo.log');
+  const out = openSync(logPath, 'a');
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url).replace(/demo\.js$/, 'main.js'), 'serve'], {
+    detached: true,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, KANRI_DEMO_DIR: dir },
+  });
+  closeSync(out);
+  child.unref();
+  let shown = 0;
+  for (;;) {
+    const text = await readFile(logPath, 'utf8').catch(() => '');
+    const lines = text.split('\n');
+    for (const line of lines.slice(shown, -1)) if (line.startsWith('[') || line.startsWith('  ')) console.log(line);
+    shown = Math.max(shown, lines.length - 1);
+    const state = await readState(dir);
+    if (state?.ready) return report(dir, state);
+    if (state?.error || child.exitCode !== null || (state && !isProcessAlive(state.pid))) {
+      throw new Error(`the demo failed: ${state?.error ?? 'supervisor exited'}; see ${logPath}`);
+    }
+    await sleep(300);
+  }
+}
+
+async function report(dir: string, state: DemoState): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const kubectl = state.kubectl ?? 'kubectl';
+  const env = { ...process.env, KUBECONFIG: state.kubeconfigPath };
+  const { stdout } = await promisify(execFile)(kubectl, ['get', 'pgc', '-n', NAMESPACE], { env });
+  console.log(`\n$ kubectl get pgc\n${stdout}`);
+  console.log('Connect (the password is in a 0600 pgpass file):');
+  console.log(`  ${(await readFile(join(dir, 'psql'), 'utf8')).trim()}`);
+  console.log('Inspect:');
+  console.log(`  export KUBECONFIG=${state.kubeconfigPath}`);
+  console.log(`  ${kubectl} get pgc,pods,svc -n ${NAMESPACE}`);
+  console.log('Tear everything down: npm stop');
+}
+
+/** `npm stop`: stops the supervisor and everything it started, and removes the demo's files. */
+export async function down(dir = demoDir()): Promise<void> {
+  const state = await readState(dir);
+  if (state && isProcessAlive(state.pid)) {
+    process.kill(state.pid, 'SIGTERM');
+    await waitFor('the demo to stop', () => !isProcessAlive(state.pid), 120_000, 200);
+    console.log(`Stopped the demo (PID ${state.pid}).`);
+  } else {
+    console.log('No demo is running.');
+  }
+  await rm(dir, { recursive: true, force: true });
+}

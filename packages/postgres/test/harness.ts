@@ -1,0 +1,154 @@
+/**
+ * The end-to-end harness: a real control plane with process nodes that run the instance agent
+ * (and through it real PostgreSQL 15), the PostgresCluster CRD, the operator's generated RBAC,
+ * and the operator itself as a child process under its own ServiceAccount identity.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, type KubeObject } from '@kanri/client';
+import { type ControlPlane, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import pg from 'pg';
+import { type PostgresCluster, PostgresClusterResource, postgresOperator } from '../src/index.js';
+
+export const IMAGE = 'ghcr.io/kanri-dev/postgres';
+const dist = fileURLToPath(new URL('../src/', import.meta.url));
+export const AGENT_MAIN = join(dist, 'agent', 'main.js');
+const OPERATOR_MAIN = join(dist, 'operator', 'main.js');
+
+export interface PostgresEnv {
+  readonly cp: ControlPlane;
+  /** Admin client. */
+  readonly client: KubeClient;
+  readonly logDir: string;
+  startOperator(): Promise<void>;
+  stopOperator(signal?: NodeJS.Signals): Promise<void>;
+  /** Every log the test produced: operator, agents (process node container logs). */
+  allLogs(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startPostgresEnv(options: { processNodes?: number } = {}): Promise<PostgresEnv> {
+  const cp = await startControlPlane({
+    controllers: true,
+    processNodes: {
+      count: options.processNodes ?? 2,
+      images: { [IMAGE]: { entrypoint: [process.execPath, AGENT_MAIN], user: 'postgres' } },
+    },
+  });
+  const logDir = await mkdtemp(join(tmpdir(), 'kanri-pg-logs-'));
+  const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+  const apply = (o: Record<string, unknown>) =>
+    client.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test-installer', force: true });
+  await apply(PostgresClusterResource.crd as unknown as Record<string, unknown>);
+  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
+  for (const object of postgresOperator.rbac()) await apply(object);
+  await waitFor('the PostgresCluster CRD to be served', () =>
+    client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
+  );
+  // RBAC binds the ServiceAccount by user name, so a client certificate with that name is the operator.
+  const identity = await cp.addUser({
+    name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${postgresOperator.namespace}`],
+  });
+
+  let operator: ChildProcess | undefined;
+  let runs = 0;
+  const stopOperator = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    const child = operator;
+    operator = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  };
+  return {
+    cp,
+    client,
+    logDir,
+    async startOperator() {
+      const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
+      operator = spawn(process.execPath, [OPERATOR_MAIN], {
+        env: {
+          ...process.env,
+          KUBECONFIG: identity.kubeconfigPath,
+          METRICS_BIND_ADDRESS: '127.0.0.1:0',
+          KANRI_LOG_LEVEL: 'debug',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      operator.stdout?.pipe(log);
+      operator.stderr?.pipe(log);
+    },
+    stopOperator,
+    async allLogs() {
+      const { readdir } = await import('node:fs/promises');
+      const files = [
+        ...(await readdir(logDir)).map((f) => join(logDir, f)),
+        ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
+      ];
+      const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
+      return texts.join('\n');
+    },
+    async stop() {
+      await stopOperator();
+      await client.close();
+      await cp.stop();
+      await rm(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const volume = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
+
+export function clusterManifest(name: string, replicas: number, extra: Partial<PostgresCluster['spec']> = {}) {
+  return {
+    apiVersion: PostgresClusterResource.apiVersion,
+    kind: 'PostgresCluster',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      postgresVersion: 15,
+      instances: [{ name: 'i', replicas, dataVolumeClaimSpec: volume }],
+      ...extra,
+    },
+  } as PostgresCluster;
+}
+
+export function clusters(client: KubeClient) {
+  return client.resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster');
+}
+
+/** Waits until the cluster's Ready condition is True with `instances` ready; returns it. */
+export async function waitReady(client: KubeClient, name: string, instances: number, timeoutMs = 180_000) {
+  return waitFor(
+    `PostgresCluster ${name} Ready with ${instances} instances`,
+    async () => {
+      const c = await clusters(client).get(name, { namespace: 'default' });
+      const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
+      if (ready?.status !== 'True' || c.status?.readyInstances !== instances) {
+        throw new Error(`not ready: ${ready?.message ?? 'no status'}`);
+      }
+      return c;
+    },
+    timeoutMs,
+    500,
+  );
+}
+
+/** A pg client to an address `host:port` as `user`. */
+export async function connect(address: string, user: string, password: string, database = 'postgres') {
+  const [host, port] = address.split(':');
+  const client = new pg.Client({ host, port: Number(port), user, password, database, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  return client;
+}
+
+export async function secretValue(client: KubeClient, name: string, key: string): Promise<string> {
+  const secret = await client.resource('v1', 'Secret').get(name, { namespace: 'default' });
+  return Buffer.from((secret as { data: Record<string, string> }).data[key] ?? '', 'base64').toString('utf8');
+}
+
+export { serviceAddress };
