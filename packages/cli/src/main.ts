@@ -2,12 +2,14 @@
 /** The `kanri` command. Errors are printed as one clear line (the stack only with KANRI_DEBUG=1) and exit non-zero. */
 import { Command } from 'commander';
 import { devCommand } from './commands/dev.js';
+import { generateCommand } from './commands/generate.js';
 import { testenvCommand } from './commands/testenv.js';
 
 const program = new Command('kanri')
   .description('Kanri: the Kubernetes Operator pattern for TypeScript')
   .showHelpAfterError()
   .addCommand(devCommand())
+  .addCommand(generateCommand())
   .addCommand(testenvCommand());
 
 try {
