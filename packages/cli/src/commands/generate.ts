@@ -223,6 +223,9 @@ Examples:
   npx kanri generate --operator dist/src/operator.js --out deploy --check
   helm install my-operator deploy/chart/<name> -n <name>-system --create-namespace
 
+The Dockerfile's ENTRYPOINT is package.json "kanri.main" if set, else main.js beside the
+operator module (dist/src/main.js).
+
 CRDs are in the chart's crds/ folder: helm installs them first and never deletes them, so
 uninstalling the chart keeps every custom resource.`,
     )
