@@ -22,6 +22,27 @@ export type {
 export { defineResource, pluralize } from './define-resource.js';
 export type { OperatorDefinition, OperatorInput } from './operator.js';
 export { defineOperator, WEBHOOK_PORT } from './operator.js';
+export type {
+  ChartFile,
+  DockerfileOptions,
+  OperatorManifests,
+  PackagingOptions,
+  ResolvedPackaging,
+} from './packaging/index.js';
+export {
+  DEFAULT_RESOURCES,
+  helmChart,
+  isOperatorDefinition,
+  managerOptionsFromEnv,
+  manifestsToYaml,
+  OPERATOR_ENV,
+  OPERATOR_UID,
+  operatorDefinitionProblem,
+  operatorDockerfile,
+  operatorManifests,
+  parseImage,
+  resolvePackaging,
+} from './packaging/index.js';
 export type { PolicyRule, RbacOptions } from './rbac.js';
 export { deriveRbac, deriveRules } from './rbac.js';
 export type { JsonSchema } from './structural-schema.js';

@@ -12,6 +12,7 @@ import {
   type ManagerOptions,
 } from '@kanri/runtime';
 import type { CustomResourceDefinitionObject, ResourceDefinition } from './define-resource.js';
+import { managerOptionsFromEnv } from './packaging/runtime-env.js';
 import { deriveRbac, type PolicyRule } from './rbac.js';
 
 export interface OperatorInput {
@@ -49,7 +50,9 @@ export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchN
   rbac(): Record<string, unknown>[];
   /**
    * Creates a manager with every controller added and leader election on, in the namespace the
-   * Pod runs in (`POD_NAMESPACE`, set by the generated Deployment) or the operator's namespace.
+   * Pod runs in (`POD_NAMESPACE`, set by the generated Deployment) or the operator's namespace;
+   * `KANRI_LEADER_ELECTION=false` turns it off and `KANRI_BIND_ADDRESS` moves the health and
+   * metrics server (both set by the generated Deployment from its values).
    */
   manager(options?: ManagerOptions): Promise<Manager>;
 }
@@ -135,7 +138,8 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
       const manager = await Manager.create({
         name: definition.name,
         ...(input.watchNamespace ? { namespace: input.watchNamespace } : {}),
-        leaderElection: { namespace: process.env.POD_NAMESPACE ?? namespace },
+        // Leader election on a Lease in POD_NAMESPACE, unless the Deployment turns it off.
+        ...managerOptionsFromEnv(process.env, namespace),
         // In a cluster (the generated Deployment sets POD_NAMESPACE) the webhook serves behind its
         // Service; out of cluster (`kanri dev`, tests) it is opt-in through `options.webhook`.
         ...(guard && process.env.POD_NAMESPACE

@@ -2,6 +2,7 @@
 /** The `kanri` command. Errors are printed as one clear line (the stack only with KANRI_DEBUG=1) and exit non-zero. */
 import { Command } from 'commander';
 import { devCommand } from './commands/dev.js';
+import { generateCommand } from './commands/generate.js';
 import { initCommand } from './commands/init.js';
 import { testenvCommand } from './commands/testenv.js';
 
@@ -10,6 +11,7 @@ const program = new Command('kanri')
   .showHelpAfterError()
   .addCommand(initCommand())
   .addCommand(devCommand())
+  .addCommand(generateCommand())
   .addCommand(testenvCommand());
 
 try {

@@ -28,13 +28,20 @@ const run = promisify(execFile);
 describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
   let env: PostgresEnv;
   const pods = async (cluster: string) =>
-    (await env.client.resource<Pod>('v1', 'Pod').list({ namespace: 'default', labelSelector: `${LABEL.cluster}=${cluster}` }))
-      .items;
+    (
+      await env.client
+        .resource<Pod>('v1', 'Pod')
+        .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=${cluster}` })
+    ).items;
   const podIP = async (name: string) =>
     (await env.client.resource<Pod>('v1', 'Pod').get(name, { namespace: 'default' })).status?.podIP ?? '';
   const superuser = () => secretValue(env.client, names.superuserSecret('hippo'), 'password');
   const primarySql = async (sql: string) => {
-    const db = await connect(await serviceAddress(env.cp, 'default', 'hippo-primary', 5432), 'postgres', await superuser());
+    const db = await connect(
+      await serviceAddress(env.cp, 'default', 'hippo-primary', 5432),
+      'postgres',
+      await superuser(),
+    );
     try {
       return (await db.query(sql)).rows;
     } finally {
@@ -56,9 +63,7 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
 
   it('brings up 3 instances: one primary streaming to 2 replicas, Ready in status and kubectl get pgc', async () => {
     const started = Date.now();
-    await clusters(env.client).create(
-      clusterManifest('hippo', 3, { users: [{ name: 'app', databases: ['appdb'] }] }),
-    );
+    await clusters(env.client).create(clusterManifest('hippo', 3, { users: [{ name: 'app', databases: ['appdb'] }] }));
     const ready = await waitReady(env.client, 'hippo', 3);
     console.log(`# time to Ready (3 instances): ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const primary = ready.status?.primary ?? '';
@@ -128,7 +133,12 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
   it('puts back drift: a deleted Service, a changed managed label, a deleted replica Pod', async () => {
     const services = env.client.resource('v1', 'Service');
     await services.delete('hippo-primary', { namespace: 'default' });
-    await waitFor('hippo-primary to be recreated', () => services.get('hippo-primary', { namespace: 'default' }), 30_000, 200);
+    await waitFor(
+      'hippo-primary to be recreated',
+      () => services.get('hippo-primary', { namespace: 'default' }),
+      30_000,
+      200,
+    );
     await services.patch(
       'hippo-replicas',
       { metadata: { labels: { [LABEL.cluster]: 'someone-else' } } },
@@ -136,7 +146,8 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     );
     await waitFor(
       'the label to be restored',
-      async () => (await services.get('hippo-replicas', { namespace: 'default' })).metadata?.labels?.[LABEL.cluster] === 'hippo',
+      async () =>
+        (await services.get('hippo-replicas', { namespace: 'default' })).metadata?.labels?.[LABEL.cluster] === 'hippo',
       30_000,
       200,
     );
@@ -147,8 +158,12 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     await waitFor(
       `${replica} to come back`,
       async () =>
-        (await env.client.resource<Pod>('v1', 'Pod').get(replica, { namespace: 'default' }).catch(() => undefined))
-          ?.metadata?.uid !== before.metadata?.uid,
+        (
+          await env.client
+            .resource<Pod>('v1', 'Pod')
+            .get(replica, { namespace: 'default' })
+            .catch(() => undefined)
+        )?.metadata?.uid !== before.metadata?.uid,
       60_000,
       500,
     );
@@ -158,10 +173,14 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
 
   it('scales 3 → 5 (new replicas catch up) and 5 → 2 (never the primary; their volumes deleted)', async () => {
     const primary = (await clusters(env.client).get('hippo', { namespace: 'default' })).status?.primary;
-    await clusters(env.client).patch('hippo', { spec: { instances: [{ name: 'i', replicas: 5 }] } }, {
-      namespace: 'default',
-      type: 'merge',
-    });
+    await clusters(env.client).patch(
+      'hippo',
+      { spec: { instances: [{ name: 'i', replicas: 5 }] } },
+      {
+        namespace: 'default',
+        type: 'merge',
+      },
+    );
     await waitReady(env.client, 'hippo', 5, 300_000);
     await waitFor('4 streaming replicas', async () => (await streamingReplicas()).length === 4, 60_000, 500);
     await primarySql("insert into t values (2, 'after scale-up')");
@@ -169,15 +188,24 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     for (const pod of five.filter((p) => p.metadata?.labels?.[LABEL.role] === 'replica')) {
       const db = await connect(`${pod.status?.podIP}:5432`, 'postgres', await superuser());
       try {
-        await waitFor(`row 2 on ${pod.metadata?.name}`, async () => (await db.query('select 1 from t where id = 2')).rowCount === 1, 30_000, 200);
+        await waitFor(
+          `row 2 on ${pod.metadata?.name}`,
+          async () => (await db.query('select 1 from t where id = 2')).rowCount === 1,
+          30_000,
+          200,
+        );
       } finally {
         await db.end();
       }
     }
-    await clusters(env.client).patch('hippo', { spec: { instances: [{ name: 'i', replicas: 2 }] } }, {
-      namespace: 'default',
-      type: 'merge',
-    });
+    await clusters(env.client).patch(
+      'hippo',
+      { spec: { instances: [{ name: 'i', replicas: 2 }] } },
+      {
+        namespace: 'default',
+        type: 'merge',
+      },
+    );
     const two = await waitReady(env.client, 'hippo', 2, 120_000);
     assert.equal(two.status?.primary, primary, 'the primary stays');
     await waitFor('3 Pods to be gone', async () => (await pods('hippo')).length === 2, 60_000, 500);
@@ -223,7 +251,12 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
         500,
       );
     }
-    await waitFor('every PersistentVolume to be deleted', async () => (await env.client.resource('v1', 'PersistentVolume').list()).items.length === 0, 120_000, 500);
+    await waitFor(
+      'every PersistentVolume to be deleted',
+      async () => (await env.client.resource('v1', 'PersistentVolume').list()).items.length === 0,
+      120_000,
+      500,
+    );
     await waitFor('every volume directory to be removed', () => dirs.every((d) => !existsSync(d)), 60_000, 500);
     await waitFor('every instance process to exit', () => pids.every((pid) => !isProcessAlive(pid)), 60_000, 500);
   });

@@ -75,7 +75,7 @@ export async function startPostgresEnv(options: { processNodes?: number } = {}):
         env: {
           ...process.env,
           KUBECONFIG: identity.kubeconfigPath,
-          METRICS_BIND_ADDRESS: '127.0.0.1:0',
+          KANRI_BIND_ADDRESS: '127.0.0.1:0',
           KANRI_LOG_LEVEL: 'debug',
         },
         stdio: ['ignore', 'pipe', 'pipe'],

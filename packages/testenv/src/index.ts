@@ -15,7 +15,7 @@ export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/bui
 export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
 export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
-export { ensureBinaries } from './binaries/ensure-binaries.js';
+export { ensureBinaries, ensureHelm } from './binaries/ensure-binaries.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
@@ -24,5 +24,12 @@ export { startFaultProxy } from './fault-proxy.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
-export { allComponents, ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION } from './versions.js';
+export {
+  allComponents,
+  ETCD_VERSION,
+  HELM_VERSION,
+  helmComponent,
+  KUBERNETES_VERSION,
+  KWOK_VERSION,
+} from './versions.js';
 export { waitFor } from './wait-for.js';

@@ -3,7 +3,7 @@
 /** One Go-built component: where its source module lives and which binaries it yields. */
 export interface ComponentSpec {
   /** Cache key prefix and the name shown in progress lines. */
-  readonly name: 'kubernetes' | 'etcd' | 'kwok';
+  readonly name: 'kubernetes' | 'etcd' | 'kwok' | 'helm';
   readonly version: string;
   readonly binaries: readonly string[];
   /** Non-executable files the build writes beside the binaries. */
@@ -13,6 +13,8 @@ export interface ComponentSpec {
 export const KUBERNETES_VERSION = 'v1.34.4';
 export const ETCD_VERSION = 'v3.6.16';
 export const KWOK_VERSION = 'v0.8.0';
+/** The last helm line built on Kubernetes v0.34, so its build shares compiled k8s.io packages with ours. */
+export const HELM_VERSION = 'v3.19.5';
 
 export const kubernetesComponent: ComponentSpec = {
   name: 'kubernetes',
@@ -45,7 +47,25 @@ export const KWOK_STAGE_FILES = [
   'kustomize/stage/pod/fast/pod-delete.yaml',
 ] as const;
 
+/**
+ * helm renders and lints generated charts. It is no part of a control plane, so `ensureBinaries`
+ * only builds it when asked (`ensureHelm`, or `components: [helmComponent]`).
+ */
+export const helmComponent: ComponentSpec = {
+  name: 'helm',
+  version: HELM_VERSION,
+  binaries: ['helm'],
+};
+
+/** The control-plane components: what `ensureBinaries()` builds by default. */
 export const allComponents: readonly ComponentSpec[] = [kubernetesComponent, etcdComponent, kwokComponent];
 
 /** Every binary name testenv can start, for typing `Binaries` lookups. */
-export type BinaryName = 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'etcd' | 'kwok';
+export type BinaryName =
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kubectl'
+  | 'etcd'
+  | 'kwok'
+  | 'helm';

@@ -125,7 +125,10 @@ export async function serve(dir: string): Promise<void> {
           .resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster')
           .get(CLUSTER, { namespace: NAMESPACE });
         const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
-        if (ready?.message && ready.message !== lastMessage) log(`      ${(lastMessage = ready.message)}`);
+        if (ready?.message && ready.message !== lastMessage) {
+          lastMessage = ready.message;
+          log(`      ${lastMessage}`);
+        }
         return ready?.status === 'True';
       },
       300_000,
@@ -140,7 +143,12 @@ export async function serve(dir: string): Promise<void> {
     // The password goes to a 0600 pgpass file, never to the terminal or a log.
     await writeFile(join(dir, 'pgpass'), `${host}:${port}:app:app:${password}\n`, { mode: 0o600 });
     await writeFile(join(dir, 'psql'), `PGPASSFILE=${join(dir, 'pgpass')} psql -h ${host} -p ${port} -U app app\n`);
-    await writeState(dir, { pid: process.pid, kubeconfigPath: cp.kubeconfigPath, kubectl: cp.binaries.kubectl, ready: true });
+    await writeState(dir, {
+      pid: process.pid,
+      kubeconfigPath: cp.kubeconfigPath,
+      kubectl: cp.binaries.kubectl,
+      ready: true,
+    });
     await new Promise<void>((resolve) => {
       if (stopping.signal.aborted) resolve();
       stopping.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -10,10 +10,11 @@ program
   .command('up')
   .description('start the control plane, the operator and the cluster in the background; print how to connect')
   .action(() => up());
-program.command('down').description('stop everything `up` started and remove its files').action(() => down());
 program
-  .command('serve', { hidden: true })
-  .action(() => serve(process.env.KANRI_DEMO_DIR ?? demoDir()));
+  .command('down')
+  .description('stop everything `up` started and remove its files')
+  .action(() => down());
+program.command('serve', { hidden: true }).action(() => serve(process.env.KANRI_DEMO_DIR ?? demoDir()));
 
 try {
   await program.parseAsync();

@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
-import type { ComponentSpec } from '../versions.js';
-import { ensureBinaries } from './ensure-binaries.js';
+import { allComponents, type ComponentSpec, HELM_VERSION } from '../versions.js';
+import { ensureBinaries, ensureHelm } from './ensure-binaries.js';
 import type { GoBuildPlan } from './go-build-plan.js';
 
 const run = promisify(execFile);
@@ -111,5 +111,23 @@ describe('ensureBinaries', () => {
       ensureBinaries({ ...options, build: async () => {} }),
       (error: unknown) => error instanceof BinaryBuildError && /produced no etcd/.test(error.message),
     );
+  });
+
+  it('builds helm only when asked: ensureHelm builds it into its own cache entry', async () => {
+    assert.ok(!allComponents.some((c) => c.binaries.includes('helm')), 'a control plane never waits for helm');
+    const cacheDir = join(dir, 'helm');
+    const built: string[] = [];
+    const helm = await ensureHelm({
+      cacheDir,
+      assetsDir: '',
+      onProgress: quiet,
+      build: async (plan) => {
+        built.push(`${plan.component.name} ${plan.build.args.at(-1)}`);
+        await writeFile(join(plan.outDir, 'helm'), '#!/bin/sh\n');
+        await chmod(join(plan.outDir, 'helm'), 0o755);
+      },
+    });
+    assert.deepEqual(built, ['helm helm.sh/helm/v3/cmd/helm']);
+    assert.equal(helm, join(cacheDir, `helm-${HELM_VERSION}`, 'bin', 'helm'));
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import { BinaryBuildError } from '../errors.js';
-import { allComponents, type BinaryName, type ComponentSpec } from '../versions.js';
+import { allComponents, type BinaryName, type ComponentSpec, helmComponent } from '../versions.js';
 import { type ProgressListener, streamProgressReporter } from './build-progress.js';
 import { cacheRoot, componentBinDir, componentDir } from './cache-dir.js';
 import { runGoBuild } from './go-build.js';
@@ -21,7 +21,7 @@ import { type GoBuildPlan, planGoBuild } from './go-build-plan.js';
 export type BinaryPaths = Partial<Record<BinaryName, string>>;
 
 export interface EnsureBinariesOptions {
-  /** Binaries needed; defaults to all of them. Only components holding one of these are built. */
+  /** Binaries needed; defaults to every binary of `components`. Only components holding one of these are built. */
   readonly binaries?: readonly BinaryName[];
   /** Cache root; defaults to `$KANRI_CACHE_DIR` or `~/.cache/kanri`. */
   readonly cacheDir?: string;
@@ -31,7 +31,7 @@ export interface EnsureBinariesOptions {
   readonly onProgress?: ProgressListener;
   /** Replaces the Go build (tests use this to exercise locking without compiling Kubernetes). */
   readonly build?: (plan: GoBuildPlan, onProgress: ProgressListener) => Promise<void>;
-  /** The components to consider; defaults to all pinned ones. */
+  /** The components to consider; defaults to the control plane's (`allComponents`, not helm). */
   readonly components?: readonly ComponentSpec[];
 }
 
@@ -140,9 +140,10 @@ async function buildLocked(component: ComponentSpec, root: string, options: Ensu
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BinaryPaths> {
   const root = options.cacheDir ?? cacheRoot();
   const assetsDir = options.assetsDir ?? process.env.KUBEBUILDER_ASSETS;
-  const wanted = new Set<string>(options.binaries ?? allComponents.flatMap((c) => c.binaries));
+  const components = options.components ?? allComponents;
+  const wanted = new Set<string>(options.binaries ?? components.flatMap((c) => c.binaries));
   const paths: BinaryPaths = {};
-  for (const component of options.components ?? allComponents) {
+  for (const component of components) {
     const needed = component.binaries.filter((b) => wanted.has(b)) as BinaryName[];
     if (needed.length === 0) continue;
     const assetFiles = await Promise.all(
@@ -161,4 +162,22 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
     for (const name of needed) paths[name] = join(componentBinDir(component, root), name);
   }
   return paths;
+}
+
+/**
+ * Returns the path of the pinned `helm`, building it on first use (about as long as etcd; see
+ * the README). Same cache, lock and progress as the control-plane binaries.
+ *
+ * @example
+ * ```ts
+ * const helm = await ensureHelm();
+ * execFileSync(helm, ['lint', 'out/chart/website-operator']);
+ * ```
+ */
+export async function ensureHelm(
+  options: Omit<EnsureBinariesOptions, 'binaries' | 'components'> = {},
+): Promise<string> {
+  const paths = await ensureBinaries({ ...options, components: [helmComponent], binaries: ['helm'] });
+  if (!paths.helm) throw new Error('ensureHelm: helm was neither found nor built');
+  return paths.helm;
 }

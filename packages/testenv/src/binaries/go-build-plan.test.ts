@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { etcdComponent, kubernetesComponent, kwokComponent } from '../versions.js';
+import { etcdComponent, helmComponent, kubernetesComponent, kwokComponent } from '../versions.js';
 import { formatProgress } from './build-progress.js';
 import { planGoBuild } from './go-build-plan.js';
 
@@ -23,6 +23,17 @@ describe('planGoBuild', () => {
     const kwok = planGoBuild(kwokComponent, '/out', '/mods/');
     assert.equal(kwok.bundle?.output, '/out/kwok-stages.yaml');
     assert.ok(kwok.bundle?.files.some((f) => f.endsWith('pod-ready.yaml')));
+  });
+
+  it('builds helm from its wrapper module, stamped with its version and our Kubernetes minor', () => {
+    const plan = planGoBuild(helmComponent, '/out', '/mods/');
+    assert.equal(plan.build.cwd, '/mods/helm');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/helm');
+    assert.ok(args.includes('helm.sh/helm/v3/cmd/helm'));
+    const ldflags = args[args.indexOf('-ldflags') + 1] ?? '';
+    assert.match(ldflags, /internal\/version\.version=v3\.19\.\d+/);
+    assert.match(ldflags, /chartutil\.k8sVersionMinor=34/);
   });
 
   it('formats progress as a percentage that never claims 100% before done', () => {

@@ -1,6 +1,6 @@
 /** Pure planning of the `go` invocations that build each component from its pinned wrapper module in `go/`. */
 import { fileURLToPath } from 'node:url';
-import { type ComponentSpec, KWOK_STAGE_FILES } from '../versions.js';
+import { type ComponentSpec, KUBERNETES_VERSION, KWOK_STAGE_FILES } from '../versions.js';
 
 /** One `go` invocation. */
 export interface GoCommand {
@@ -26,6 +26,20 @@ export const goModulesDir = fileURLToPath(new URL('../../../go/', import.meta.ur
 const kubernetesPackages = (c: ComponentSpec) => c.binaries.map((b) => `k8s.io/kubernetes/cmd/${b}`);
 
 function ldflags(component: ComponentSpec): string {
+  if (component.name === 'helm') {
+    // As helm's Makefile does: `helm version` tells the truth, and `helm template`/`lint` assume
+    // the Kubernetes version helm was built against (ours) rather than a stale default.
+    const [major, minor] = KUBERNETES_VERSION.slice(1).split('.');
+    return [
+      '-s -w',
+      `-X helm.sh/helm/v3/internal/version.version=${component.version}`,
+      '-X helm.sh/helm/v3/internal/version.gitTreeState=clean',
+      `-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=${major}`,
+      `-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=${minor}`,
+      `-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=${major}`,
+      `-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${minor}`,
+    ].join(' ');
+  }
   if (component.name !== 'kubernetes') return '-s -w';
   // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew warning) complain.
   const [major, minor] = component.version.slice(1).split('.');
@@ -47,6 +61,8 @@ function packagesOf(component: ComponentSpec): string[] {
       return ['.'];
     case 'kwok':
       return ['sigs.k8s.io/kwok/cmd/kwok'];
+    case 'helm':
+      return ['helm.sh/helm/v3/cmd/helm'];
   }
 }
 

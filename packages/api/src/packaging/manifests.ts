@@ -1,0 +1,71 @@
+/** Plain deployment manifests for an operator, in the order they can be applied. Pure. */
+import { stringify } from 'yaml';
+import type { OperatorDefinition } from '../operator.js';
+import {
+  buildDeployment,
+  buildMetricsService,
+  buildNamespace,
+  buildServiceMonitor,
+  type ObjectSettings,
+  relocateRbac,
+} from './operator-objects.js';
+import { type PackagingOptions, type ResolvedPackaging, resolvePackaging } from './options.js';
+
+/** The manifests of an operator, grouped as `kanri generate` writes them. */
+export interface OperatorManifests {
+  /** The operator's Namespace (unless `createNamespace: false`). */
+  readonly namespace: Record<string, unknown>[];
+  readonly crds: Record<string, unknown>[];
+  readonly rbac: Record<string, unknown>[];
+  /** Deployment, metrics Service and, when enabled, the ServiceMonitor. */
+  readonly workload: Record<string, unknown>[];
+  /** Everything above, in apply order. */
+  readonly all: Record<string, unknown>[];
+}
+
+function plainSettings(def: OperatorDefinition, r: ResolvedPackaging): ObjectSettings {
+  const selectorLabels = { 'app.kubernetes.io/name': def.name };
+  const labels = { ...selectorLabels, 'app.kubernetes.io/managed-by': 'kanri' };
+  return {
+    namespace: r.namespace,
+    labels,
+    selectorLabels,
+    image: r.image,
+    imagePullPolicy: r.imagePullPolicy,
+    replicas: r.replicas,
+    resources: r.resources,
+    metricsPort: r.metricsPort,
+    bindAddress: `:${r.metricsPort}`,
+    leaderElection: String(r.leaderElection),
+    serviceMonitorInterval: r.serviceMonitor.interval,
+    serviceMonitorLabels: { ...labels, ...r.serviceMonitor.labels },
+  };
+}
+
+/**
+ * Everything that installs and runs an operator: its Namespace, CRDs, RBAC (from `def.rbac()`),
+ * Deployment and metrics Service, and a ServiceMonitor when asked for.
+ *
+ * @example
+ * ```ts
+ * const { all } = operatorManifests(operator, { image: 'ghcr.io/acme/website-operator:1.2.0' });
+ * await writeFile('operator.yaml', manifestsToYaml(all));
+ * ```
+ */
+export function operatorManifests(def: OperatorDefinition, options: PackagingOptions = {}): OperatorManifests {
+  const r = resolvePackaging(def, options);
+  const s = plainSettings(def, r);
+  const namespace = r.createNamespace ? [buildNamespace(r.namespace, s.labels as Record<string, string>)] : [];
+  const crds = def.crds().map((crd) => structuredClone(crd) as unknown as Record<string, unknown>);
+  const rbac = relocateRbac(def, r.namespace);
+  const workload = [buildDeployment(def, s), buildMetricsService(def, s)];
+  if (r.serviceMonitor.enabled) workload.push(buildServiceMonitor(def, s));
+  return { namespace, crds, rbac, workload, all: [...namespace, ...crds, ...rbac, ...workload] };
+}
+
+/** Objects as one multi-document YAML stream, with an optional leading comment. */
+export function manifestsToYaml(objects: readonly unknown[], header?: string): string {
+  const docs = objects.map((o) => stringify(o, { lineWidth: 0 }));
+  const comment = header ? `${header.replace(/^/gm, '# ')}\n` : '';
+  return `${comment}${docs.map((d) => `---\n${d}`).join('')}`;
+}

@@ -1,0 +1,175 @@
+/**
+ * The objects that run an operator: its Deployment (non-root, read-only root filesystem, probes
+ * on /healthz and /readyz, requests and limits, leader election), the metrics Service and the
+ * optional ServiceMonitor. Each setting is data for plain manifests or a template hole for the
+ * chart, so both come from these builders. Pure.
+ */
+import type { OperatorDefinition } from '../operator.js';
+import { OPERATOR_UID } from './options.js';
+import { OPERATOR_ENV } from './runtime-env.js';
+import type { Templated } from './template-yaml.js';
+
+type Labels = Record<string, string>;
+type ObjectOut = Record<string, unknown>;
+
+/** Every value the objects take, each data or a template hole. */
+export interface ObjectSettings {
+  readonly namespace: Templated<string>;
+  readonly labels: Templated<Labels>;
+  readonly selectorLabels: Templated<Labels>;
+  readonly image: Templated<string>;
+  readonly imagePullPolicy: Templated<string>;
+  readonly replicas: Templated<number>;
+  readonly resources: Templated<object>;
+  readonly metricsPort: Templated<number>;
+  readonly bindAddress: Templated<string>;
+  /** `"true"` or `"false"`: an environment variable's value. */
+  readonly leaderElection: Templated<string>;
+  readonly serviceMonitorInterval: Templated<string>;
+  readonly serviceMonitorLabels: Templated<Labels>;
+  /** Chart only: pod template annotations. */
+  readonly podAnnotations?: Templated<Labels>;
+  /** Chart only: more pod spec fields (imagePullSecrets, nodeSelector, tolerations, affinity). */
+  readonly podSpecExtras?: Readonly<Record<string, Templated<unknown>>>;
+}
+
+/** The ServiceAccount `def.rbac()` makes and the Deployment runs as. */
+export const serviceAccountName = (def: OperatorDefinition) => def.name;
+export const metricsServiceName = (def: OperatorDefinition) => `${def.name}-metrics`;
+
+/** The operator's Deployment. */
+export function buildDeployment(def: OperatorDefinition, s: ObjectSettings): ObjectOut {
+  const container = {
+    name: 'manager',
+    image: s.image,
+    imagePullPolicy: s.imagePullPolicy,
+    env: [
+      { name: OPERATOR_ENV.podNamespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: OPERATOR_ENV.leaderElection, value: s.leaderElection },
+      { name: OPERATOR_ENV.bindAddress, value: s.bindAddress },
+    ],
+    ports: [{ name: 'metrics', containerPort: s.metricsPort, protocol: 'TCP' }],
+    // /healthz answers as soon as the process serves; /readyz once every cache has synced.
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 'metrics' },
+      initialDelaySeconds: 5,
+      periodSeconds: 10,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
+    readinessProbe: {
+      httpGet: { path: '/readyz', port: 'metrics' },
+      periodSeconds: 5,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
+    resources: s.resources,
+    securityContext: {
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
+    // The root filesystem is read-only; Node and its libraries may still want a scratch /tmp.
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: def.name, namespace: s.namespace, labels: s.labels },
+    spec: {
+      replicas: s.replicas,
+      selector: { matchLabels: s.selectorLabels },
+      template: {
+        metadata: {
+          ...(s.podAnnotations !== undefined ? { annotations: s.podAnnotations } : {}),
+          labels: s.selectorLabels,
+        },
+        spec: {
+          serviceAccountName: serviceAccountName(def),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: OPERATOR_UID,
+            runAsGroup: OPERATOR_UID,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [container],
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+          // The manager gives reconciles in flight 30 s to finish and then releases its Lease.
+          terminationGracePeriodSeconds: 40,
+          ...(s.podSpecExtras ?? {}),
+        },
+      },
+    },
+  };
+}
+
+/** The Service in front of /metrics (scraped directly or through the ServiceMonitor). */
+export function buildMetricsService(def: OperatorDefinition, s: ObjectSettings): ObjectOut {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: metricsServiceName(def), namespace: s.namespace, labels: s.labels },
+    spec: {
+      selector: s.selectorLabels,
+      ports: [{ name: 'metrics', port: s.metricsPort, targetPort: 'metrics', protocol: 'TCP' }],
+    },
+  };
+}
+
+/** A Prometheus Operator ServiceMonitor scraping the metrics Service. */
+export function buildServiceMonitor(def: OperatorDefinition, s: ObjectSettings): ObjectOut {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: def.name, namespace: s.namespace, labels: s.serviceMonitorLabels },
+    spec: {
+      selector: { matchLabels: s.selectorLabels },
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: s.serviceMonitorInterval }],
+    },
+  };
+}
+
+/** The operator's namespace, enforcing the `restricted` Pod Security profile its Pods meet. */
+export function buildNamespace(name: string, labels: Labels): ObjectOut {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name,
+      labels: {
+        ...labels,
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/warn': 'restricted',
+      },
+    },
+  };
+}
+
+/**
+ * `def.rbac()` moved into `namespace`: every object in the definition's namespace, and every
+ * ServiceAccount subject there, follows (Roles of a `watchNamespace` stay where they are).
+ */
+export function relocateRbac(
+  def: OperatorDefinition,
+  namespace: Templated<string>,
+  labels?: Templated<Labels>,
+): ObjectOut[] {
+  return def.rbac().map((object) => {
+    const metadata = object.metadata as { namespace?: string; labels?: Labels };
+    const moved: ObjectOut = {
+      ...object,
+      metadata: {
+        ...metadata,
+        ...(metadata.namespace === def.namespace ? { namespace } : {}),
+        ...(labels !== undefined ? { labels } : {}),
+      },
+    };
+    if (Array.isArray(object.subjects)) {
+      moved.subjects = (object.subjects as { kind: string; namespace?: string }[]).map((subject) =>
+        subject.kind === 'ServiceAccount' && subject.namespace === def.namespace ? { ...subject, namespace } : subject,
+      );
+    }
+    return moved;
+  });
+}

@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Deployment } from 'kubernetes-types/apps/v1.js';
+import { parse } from 'yaml';
+import {
+  helmChart,
+  managerOptionsFromEnv,
+  manifestsToYaml,
+  operatorDefinitionProblem,
+  operatorDockerfile,
+  operatorManifests,
+  parseImage,
+} from '../src/index.js';
+import { block, inline, templateYaml, withValue } from '../src/packaging/template-yaml.js';
+import { gizmoOperator } from './packaging-fixture.js';
+
+type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
+
+const find = (objects: readonly Record<string, unknown>[], kind: string) =>
+  objects.filter((o) => o.kind === kind) as Obj[];
+const deploymentOf = (objects: readonly Record<string, unknown>[]) =>
+  find(objects, 'Deployment')[0] as unknown as Deployment;
+
+describe('operatorManifests', () => {
+  const { all, crds, rbac, workload } = operatorManifests(gizmoOperator);
+  const deployment = deploymentOf(all);
+  const pod = deployment.spec?.template.spec;
+  const container = pod?.containers[0];
+
+  it('lists namespace, CRDs, RBAC and workload in apply order, all in the operator namespace', () => {
+    assert.deepEqual(
+      all.map((o) => o.kind),
+      [
+        'Namespace',
+        'CustomResourceDefinition',
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'Deployment',
+        'Service',
+      ],
+    );
+    assert.equal(crds.length, 1);
+    assert.equal(rbac.length, 5);
+    assert.equal(workload.length, 2);
+    for (const o of [...rbac, ...workload] as Obj[]) {
+      if (o.kind.startsWith('Cluster')) continue;
+      assert.equal(o.metadata.namespace, 'gizmo-operator-system', `${o.kind} namespace`);
+    }
+    const ns = find(all, 'Namespace')[0] as Obj & { metadata: { labels: Record<string, string> } };
+    assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+  });
+
+  it('runs as non-root with a read-only root filesystem, no privilege escalation, no capabilities and RuntimeDefault seccomp', () => {
+    assert.equal(pod?.securityContext?.runAsNonRoot, true);
+    assert.ok((pod?.securityContext?.runAsUser ?? 0) > 0, 'a non-zero uid');
+    assert.equal(pod?.securityContext?.seccompProfile?.type, 'RuntimeDefault');
+    const sc = container?.securityContext;
+    assert.equal(sc?.runAsNonRoot, true);
+    assert.equal(sc?.readOnlyRootFilesystem, true);
+    assert.equal(sc?.allowPrivilegeEscalation, false);
+    assert.deepEqual(sc?.capabilities?.drop, ['ALL']);
+    assert.equal(sc?.privileged, undefined);
+    assert.equal(pod?.serviceAccountName, 'gizmo-operator');
+  });
+
+  it('probes /healthz and /readyz on the metrics port, which the Service exposes', () => {
+    assert.deepEqual(container?.ports, [{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }]);
+    assert.equal(container?.livenessProbe?.httpGet?.path, '/healthz');
+    assert.equal(container?.livenessProbe?.httpGet?.port, 'metrics');
+    assert.equal(container?.readinessProbe?.httpGet?.path, '/readyz');
+    assert.equal(container?.readinessProbe?.httpGet?.port, 'metrics');
+    const service = find(all, 'Service')[0] as Obj & { spec: { ports: unknown[]; selector: unknown } };
+    assert.deepEqual(service.spec.ports, [{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
+    assert.deepEqual(service.spec.selector, deployment.spec?.selector.matchLabels);
+    const moved = deploymentOf(operatorManifests(gizmoOperator, { metricsPort: 9443 }).all);
+    const c = moved.spec?.template.spec?.containers[0];
+    assert.equal(c?.ports?.[0]?.containerPort, 9443);
+    assert.equal(c?.env?.find((e) => e.name === 'KANRI_BIND_ADDRESS')?.value, ':9443');
+  });
+
+  it('sets resource requests and limits', () => {
+    assert.deepEqual(container?.resources, {
+      requests: { cpu: '50m', memory: '64Mi' },
+      limits: { cpu: '500m', memory: '256Mi' },
+    });
+    const resources = { requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } };
+    assert.deepEqual(
+      deploymentOf(operatorManifests(gizmoOperator, { resources }).all).spec?.template.spec?.containers[0]?.resources,
+      resources,
+    );
+  });
+
+  it('turns leader election on, with POD_NAMESPACE from the downward API and a Role for the Lease', () => {
+    const env = container?.env ?? [];
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom, {
+      fieldRef: { fieldPath: 'metadata.namespace' },
+    });
+    assert.equal(env.find((e) => e.name === 'KANRI_LEADER_ELECTION')?.value, 'true');
+    const role = find(rbac, 'Role')[0] as Obj & { rules: { resources: string[]; verbs: string[] }[] };
+    assert.equal(role.metadata.name, 'gizmo-operator-leader-election');
+    assert.deepEqual(role.rules[0]?.resources, ['leases']);
+    const off = deploymentOf(operatorManifests(gizmoOperator, { leaderElection: false }).all);
+    assert.equal(
+      off.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'KANRI_LEADER_ELECTION')?.value,
+      'false',
+    );
+    assert.throws(
+      () => operatorManifests(gizmoOperator, { leaderElection: false, replicas: 2 }),
+      /replicas 2 needs leaderElection: true/,
+    );
+  });
+
+  it('reads that environment back into the manager options', () => {
+    assert.deepEqual(managerOptionsFromEnv({ POD_NAMESPACE: 'ops' }, 'fallback'), {
+      leaderElection: { namespace: 'ops' },
+    });
+    assert.deepEqual(managerOptionsFromEnv({}, 'fallback'), { leaderElection: { namespace: 'fallback' } });
+    assert.deepEqual(managerOptionsFromEnv({ KANRI_LEADER_ELECTION: 'false', KANRI_BIND_ADDRESS: ':9443' }, 'x'), {
+      bindAddress: ':9443',
+    });
+    assert.throws(() => managerOptionsFromEnv({ KANRI_LEADER_ELECTION: 'yes' }, 'x'), /KANRI_LEADER_ELECTION must be/);
+  });
+
+  it('adds a ServiceMonitor only when enabled', () => {
+    assert.equal(find(all, 'ServiceMonitor').length, 0);
+    const on = operatorManifests(gizmoOperator, { serviceMonitor: { interval: '15s', labels: { release: 'prom' } } });
+    const [monitor] = find(on.all, 'ServiceMonitor') as (Obj & {
+      metadata: { labels: Record<string, string> };
+      spec: { endpoints: { port: string; interval: string }[] };
+    })[];
+    assert.equal(monitor?.spec.endpoints[0]?.port, 'metrics');
+    assert.equal(monitor?.spec.endpoints[0]?.interval, '15s');
+    assert.equal(monitor?.metadata.labels.release, 'prom');
+  });
+
+  it('moves the RBAC and its ServiceAccount subjects into another namespace', () => {
+    const moved = operatorManifests(gizmoOperator, { namespace: 'ops', createNamespace: false });
+    assert.equal(moved.namespace.length, 0);
+    const binding = find(moved.rbac, 'ClusterRoleBinding')[0] as Obj & { subjects: { namespace: string }[] };
+    assert.equal(binding.subjects[0]?.namespace, 'ops');
+    assert.equal(find(moved.rbac, 'ServiceAccount')[0]?.metadata.namespace, 'ops');
+  });
+
+  it('names the option at fault', () => {
+    assert.throws(
+      () => operatorManifests(gizmoOperator, { metricsPort: 70_000 }),
+      /gizmo-operator: metricsPort must be a port/,
+    );
+    assert.throws(
+      () => helmChart(gizmoOperator, { chartVersion: 'one' }),
+      /chartVersion "one" must be a semantic version/,
+    );
+    assert.throws(
+      () => operatorManifests(gizmoOperator, { namespace: 'Ops' }),
+      /namespace "Ops" must be a DNS-1123 label/,
+    );
+  });
+
+  it('writes a multi-document YAML stream that parses back to the same objects', () => {
+    const text = manifestsToYaml(all, 'generated');
+    assert.ok(text.startsWith('# generated\n---\n'));
+    const docs = text
+      .split(/^---$/m)
+      .slice(1)
+      .map((d) => parse(d));
+    assert.deepEqual(docs, JSON.parse(JSON.stringify(all)));
+  });
+});
+
+describe('helmChart', () => {
+  const files = helmChart(gizmoOperator);
+  const file = (path: string) => files.find((f) => f.path === path)?.content ?? assert.fail(`no ${path}`);
+
+  it('puts the CRDs in crds/ and in no template, so helm uninstall never deletes them', () => {
+    const crdFiles = files.filter((f) => f.path.startsWith('crds/'));
+    assert.deepEqual(
+      crdFiles.map((f) => f.path),
+      ['crds/gizmos.packaging-test.kanri.dev.yaml'],
+    );
+    assert.equal(parse(crdFiles[0]?.content ?? '').kind, 'CustomResourceDefinition');
+    for (const f of files.filter((f) => f.path.startsWith('templates/'))) {
+      assert.doesNotMatch(f.content, /CustomResourceDefinition/, f.path);
+    }
+  });
+
+  it('has Chart.yaml, values with defaults and a schema, and templates that read them', () => {
+    const chart = parse(file('Chart.yaml'));
+    assert.equal(chart.apiVersion, 'v2');
+    assert.equal(chart.name, 'gizmo-operator');
+    assert.equal(chart.version, '0.1.0');
+    assert.equal(chart.appVersion, '1.4.2');
+    const values = parse(file('values.yaml'));
+    assert.deepEqual(values.image, {
+      repository: 'registry.example/gizmo-operator',
+      tag: '',
+      digest: '',
+      pullPolicy: 'IfNotPresent',
+    });
+    assert.equal(values.replicas, 1);
+    assert.equal(values.leaderElection, true);
+    assert.equal(values.serviceMonitor.enabled, false);
+    assert.deepEqual(values.resources.limits, { cpu: '500m', memory: '256Mi' });
+    assert.deepEqual(
+      Object.keys(JSON.parse(file('values.schema.json')).properties).sort(),
+      [...Object.keys(values), 'global'].sort(),
+    );
+    const deployment = file('templates/deployment.yaml');
+    for (const expected of [
+      'replicas: {{ .Values.replicas }}',
+      'namespace: {{ .Release.Namespace }}',
+      '{{- toYaml .Values.resources | nindent 12 }}',
+      'value: {{ .Values.leaderElection | quote }}',
+      'containerPort: {{ .Values.metrics.port }}',
+      '.Values.image.repository',
+    ]) {
+      assert.ok(deployment.includes(expected), `deployment.yaml has ${expected}`);
+    }
+    assert.match(file('templates/servicemonitor.yaml'), /^\{\{- if \.Values\.serviceMonitor\.enabled \}\}$/m);
+    assert.doesNotMatch(file('templates/rbac.yaml'), /gizmo-operator-system/, 'no fixed namespace in templates');
+    assert.match(file('templates/NOTES.txt'), /helm uninstall` leaves them/);
+  });
+});
+
+describe('templateYaml', () => {
+  it('writes inline, block and optional values as Go template text under the right indentation', () => {
+    const text = templateYaml({
+      spec: {
+        replicas: inline('{{ .Values.replicas }}'),
+        containers: [{ name: 'c', resources: block('toYaml .Values.resources') }],
+        nodeSelector: withValue('.Values.nodeSelector'),
+      },
+    });
+    assert.equal(
+      text,
+      [
+        'spec:',
+        '  replicas: {{ .Values.replicas }}',
+        '  containers:',
+        '    - name: c',
+        '      resources:',
+        '        {{- toYaml .Values.resources | nindent 8 }}',
+        '  {{- with .Values.nodeSelector }}',
+        '  nodeSelector:',
+        '    {{- toYaml . | nindent 4 }}',
+        '  {{- end }}',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('parseImage, operatorDockerfile, operatorDefinitionProblem', () => {
+  it('splits image references as docker does', () => {
+    assert.deepEqual(parseImage('ghcr.io/a/b:1.2'), { repository: 'ghcr.io/a/b', tag: '1.2', digest: '' });
+    assert.deepEqual(parseImage('localhost:5000/b'), { repository: 'localhost:5000/b', tag: 'latest', digest: '' });
+    assert.deepEqual(parseImage('b@sha256:ab'), { repository: 'b', tag: '', digest: 'sha256:ab' });
+  });
+
+  it('writes a multi-stage Dockerfile that installs production dependencies only and runs as a numeric non-root user', () => {
+    const text = operatorDockerfile({ main: 'dist/src/main.js' });
+    assert.equal(text.match(/^FROM node:20-/gm)?.length, 3);
+    assert.match(text, /^RUN npm ci --omit=dev/m);
+    assert.match(text, /^USER 1000:1000$/m);
+    assert.match(text, /^ENTRYPOINT \["node", "dist\/src\/main\.js"\]$/m);
+    assert.ok(text.indexOf('USER') < text.indexOf('ENTRYPOINT'));
+    assert.throws(() => operatorDockerfile({ main: '../main.js' }), /inside the project/);
+  });
+
+  it('says what an imported value lacks to be an OperatorDefinition', () => {
+    assert.equal(operatorDefinitionProblem(gizmoOperator), undefined);
+    assert.equal(operatorDefinitionProblem({ name: 'x', image: 'y', namespace: 'z' }), 'missing controllers');
+    assert.equal(operatorDefinitionProblem(undefined), 'it is undefined');
+    assert.match(operatorDefinitionProblem({ ...gizmoOperator, rbac: undefined }) ?? '', /missing rbac\(\)/);
+  });
+});
