@@ -420,6 +420,56 @@ describe('process nodes', () => {
     remember(never);
   });
 
+  it('runs init containers to completion first, and restarts a container its liveness probe fails', async () => {
+    await create(
+      `/api/v1/namespaces/${ns}/pods`,
+      podSpec(
+        'init-live',
+        [
+          container({
+            livenessProbe: {
+              httpGet: { path: '/nope', port: 'http' },
+              initialDelaySeconds: 1,
+              periodSeconds: 1,
+              failureThreshold: 2,
+            },
+          }),
+        ],
+        {
+          initContainers: [
+            container({
+              name: 'setup',
+              args: ['crash'],
+              env: [{ name: 'EXIT_CODE', value: '0' }],
+              readinessProbe: undefined,
+            }),
+          ],
+        },
+      ),
+    );
+    const pod = await waitFor(
+      'init-live to be restarted by its liveness probe',
+      async () => {
+        const got = await getPod('init-live');
+        return (got?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? got : undefined;
+      },
+      60_000,
+    );
+    const init = pod.status?.initContainerStatuses?.[0];
+    assert.equal(init?.state?.terminated?.exitCode, 0);
+    assert.equal(init?.state?.terminated?.reason, 'Completed');
+    assert.equal(condition(pod, 'Initialized'), 'True');
+    const main = pod.status?.containerStatuses?.[0];
+    const setupDone = Date.parse(init?.state?.terminated?.finishedAt ?? '');
+    assert.ok(
+      Date.parse(main?.lastState?.terminated?.startedAt ?? '') >= setupDone,
+      'main started after setup finished',
+    );
+    // The fixture exits 0 on SIGTERM: the liveness probe, not the exit code, made it restart.
+    assert.equal(main?.lastState?.terminated?.exitCode, 0);
+    remember(pod);
+  });
+
   it('on deletion SIGTERMs the process group, then the Pod object disappears', async () => {
     const marker = join(markers, 'term.log');
     await create(

@@ -19,7 +19,7 @@ while IFS= read -r line; do
     -*) g=\${line#-}; rest=''; for x in $groups; do [ "$x" = "$g" ] || rest="$rest $x"; done; groups=$rest ;;
   esac
 done
-for g in $groups; do kill -9 -- "-$g" 2>/dev/null; done
+for g in $groups; do kill -9 "-$g" 2>/dev/null; done
 `;
 
 const liveGroups = new Set<number>();

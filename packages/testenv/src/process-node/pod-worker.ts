@@ -97,6 +97,7 @@ class ContainerRunner {
   #mapping: ImageMapping | undefined;
   readonly #worker: PodWorker;
   #startedWaiters: (() => void)[] = [];
+  #killedByProbe = false;
 
   constructor(worker: PodWorker, spec: Container, init: boolean, restartCount: number) {
     this.#worker = worker;
@@ -223,6 +224,7 @@ class ContainerRunner {
     const worker = this.#worker;
     const target = this.#probeTarget();
     const kill = (kind: string, result: ProbeResult) => {
+      this.#killedByProbe = true;
       worker.context.log(`${worker.key}/${this.spec.name}: ${kind} probe failed (${result.message ?? ''}); killing`);
       void run.stop(worker.graceMs());
     };
@@ -298,11 +300,20 @@ class ContainerRunner {
         continue;
       }
       configFailures = 0;
-      const run = new ContainerProcess(
-        { argv: prepared.argv, env: this.#env, cwd: this.#cwd(), runAs: this.#runAs as RunAs, logFile: this.logFile },
-        worker.context.reaper,
-      );
+      let run: ContainerProcess;
+      try {
+        run = new ContainerProcess(
+          { argv: prepared.argv, env: this.#env, cwd: this.#cwd(), runAs: this.#runAs as RunAs, logFile: this.logFile },
+          worker.context.reaper,
+        );
+      } catch (error) {
+        this.state = { waiting: { reason: 'RunContainerError', message: (error as Error).message } };
+        worker.markDirty();
+        await sleep(restartDelayMs(crashes++), undefined, { signal }).catch(() => {});
+        continue;
+      }
       this.process = run;
+      this.#killedByProbe = false;
       if (run.pid > 0) this.pids.push(run.pid);
       const startedAt = kubeTime(run.startedAt);
       this.state = { running: { startedAt } };
@@ -328,7 +339,9 @@ class ContainerRunner {
           containerID: `process://${run.pid}`,
         },
       };
-      const restart = !signal.aborted && (policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0));
+      // The kubelet restarts a container its liveness or startup probe killed unless the policy is Never.
+      const failed = exitCode !== 0 || this.#killedByProbe;
+      const restart = !signal.aborted && (policy === 'Always' || (policy === 'OnFailure' && failed));
       if (!restart) {
         this.state = terminated;
         worker.markDirty();
@@ -598,7 +611,9 @@ export class PodWorker {
       this.#abort.abort();
       if (this.#tokenTimer) clearInterval(this.#tokenTimer);
       await Promise.all([...this.#runners, ...this.#initRunners].map((runner) => runner.stop(graceMs)));
-      await this.#running;
+      // The run loop may be waiting on the API (preparing volumes); after the abort it starts no
+      // process, so there is no need to wait for an unreachable API server to time out.
+      await Promise.race([this.#running, sleep(graceMs + 1_000, undefined, { ref: false })]);
       if (!deleting) {
         this.#stopWriting = true;
         return;

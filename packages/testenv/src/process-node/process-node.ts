@@ -7,6 +7,7 @@ import { appendFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { arch } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import { KUBERNETES_VERSION } from '../versions.js';
 import { type Api, encode, kubeTime, microTime } from './api.js';
@@ -241,6 +242,7 @@ export class ProcessNodeAgent implements ProcessNode {
     if (this.#abort.signal.aborted) return;
     const seen = new Set<string>();
     for (const pod of pods) {
+      if (this.#abort.signal.aborted) return;
       const uid = pod.metadata?.uid ?? '';
       seen.add(uid);
       let worker = this.#workers.get(uid);
@@ -279,15 +281,19 @@ export class ProcessNodeAgent implements ProcessNode {
   async stop(graceMs = 2_000): Promise<void> {
     this.#abort.abort();
     for (const timer of this.#timers) clearInterval(timer);
-    await this.#syncing;
+    // A sync in flight may wait on an API server that a test has killed; it starts nothing once aborted.
+    await Promise.race([this.#syncing, sleep(1_000, undefined, { ref: false })]);
     const workers = [...this.#workers.values()];
     await Promise.all(workers.map((worker) => worker.kill(graceMs)));
     for (const worker of workers) worker.release();
     await this.#watch;
     const { api } = this.#config;
-    await Promise.allSettled([
-      api.delete(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encode(this.name)}`),
-      api.delete(`/api/v1/nodes/${encode(this.name)}`),
+    await Promise.race([
+      Promise.allSettled([
+        api.delete(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encode(this.name)}`),
+        api.delete(`/api/v1/nodes/${encode(this.name)}`),
+      ]),
+      sleep(3_000, undefined, { ref: false }),
     ]);
   }
 }
