@@ -6,7 +6,20 @@ import type { Container } from 'kubernetes-types/core/v1.js';
 
 /**
  * How a process node runs an image: the stand-in for the image's ENTRYPOINT, CMD, ENV, USER and
- * WORKDIR, on this machine.
+ * WORKDIR, on this machine. The programs named must be readable and executable by `user`.
+ *
+ * @example
+ * ```ts
+ * const images: ImageMappings = {
+ *   // Every tag of the image runs the agent as the local postgres user.
+ *   'ghcr.io/kanri-dev/postgres': {
+ *     entrypoint: [process.execPath, '/abs/path/agent.js'],
+ *     env: { PG_BIN: '/usr/lib/postgresql/15/bin' },
+ *     user: 'postgres',
+ *     commands: { pg_isready: ['/usr/lib/postgresql/15/bin/pg_isready'] }, // for an exec probe
+ *   },
+ * };
+ * ```
  */
 export interface ImageMapping {
   /** The image's ENTRYPOINT as a local argv, e.g. `[process.execPath, '/abs/agent.js']`. */

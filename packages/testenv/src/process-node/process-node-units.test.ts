@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerStatus, Pod, Service } from 'kubernetes-types/core/v1.js';
+import { restartDelayMs } from './container-runner.js';
 import { buildContainerEnv, parseQuantity } from './env.js';
 import { containerArgv, expandVariables, findImageMapping, imageRepository } from './image.js';
 import { resolveMountPath } from './mount-path.js';
 import { blockAddress } from './pod-network.js';
 import { buildPodStatus, podPhase } from './pod-status.js';
-import { restartDelayMs } from './pod-worker.js';
 import { buildVolumeForClaim } from './provisioner.js';
 import { computeServiceEndpoints, pickServicePort } from './service-endpoints.js';
 import { parsePasswd, resolveRunAs, setprivUserArgs } from './users.js';

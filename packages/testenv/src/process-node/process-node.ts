@@ -13,8 +13,9 @@ import { KUBERNETES_VERSION } from '../versions.js';
 import { type Api, encode, kubeTime, microTime } from './api.js';
 import type { GroupReaper } from './group-reaper.js';
 import type { ImageMappings } from './image.js';
+import { HOST_IP, type NodeContext, type ProcessContainer } from './node-context.js';
 import type { PodNetwork } from './pod-network.js';
-import { HOST_IP, type NodeContext, PodWorker, type ProcessContainer } from './pod-worker.js';
+import { PodWorker } from './pod-worker.js';
 import type { PasswdEntry } from './users.js';
 
 /** Label on every process node, for nodeSelectors. */

@@ -8,8 +8,8 @@ import type { Kubeconfig } from '../kubeconfig.js';
 import { Api } from './api.js';
 import { GroupReaper } from './group-reaper.js';
 import type { ImageMappings } from './image.js';
+import type { ProcessContainer } from './node-context.js';
 import { PodNetwork } from './pod-network.js';
-import type { ProcessContainer } from './pod-worker.js';
 import { type ProcessNode, ProcessNodeAgent } from './process-node.js';
 import { LocalProvisioner } from './provisioner.js';
 import { readPasswd } from './users.js';
@@ -60,7 +60,17 @@ export interface ProcessNodeSet {
 
 export const DEFAULT_CAPACITY = { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi' } as const;
 
-/** Finds a container of a Pod among the process nodes' containers (the current run). */
+/**
+ * Finds a container of a Pod on the process nodes: its current PID (undefined while it is not
+ * running), every PID it had, its log file and restart count.
+ *
+ * @example
+ * ```ts
+ * const db = findProcessContainer(cp.processNodes, 'default', 'db-0', 'postgres');
+ * if (db?.pid) process.kill(db.pid, 'SIGKILL'); // a crash: the node restarts it per restartPolicy
+ * const log = await readFile(db?.logFile ?? '', 'utf8');
+ * ```
+ */
 export function findProcessContainer(
   nodes: readonly ProcessNode[],
   namespace: string,
