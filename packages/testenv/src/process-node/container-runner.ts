@@ -2,7 +2,8 @@
  * One container of a Pod: prepares its argv, environment and user, runs it as a process, probes
  * it, and restarts it under the Pod's restart policy with back-off, keeping a kubelet-like status.
  */
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigMap, Container, ContainerState, ContainerStatus, Secret } from 'kubernetes-types/core/v1.js';
@@ -119,6 +120,14 @@ export class ContainerRunner {
     const argv = containerArgv(mapping, this.spec, built.env, { namespace, name: worker.name });
     if (!argv.ok) return argv;
     const mounts = containerMounts(this.spec, worker.volumes?.dirs ?? new Map());
+    for (const mount of this.spec.volumeMounts ?? []) {
+      const local = mounts[mount.mountPath];
+      // As the kubelet does, a missing subPath is created (an existing one may be a file: a configMap key).
+      if (mount.subPath && local && !existsSync(local)) {
+        await mkdir(local, { recursive: true });
+        if (runAs.runAs.switch) await chown(local, runAs.runAs.uid, runAs.runAs.gid);
+      }
+    }
     const mountsJson = JSON.stringify(mounts);
     this.#env = {
       PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',

@@ -44,7 +44,10 @@ export interface ImageMapping {
   readonly workingDir?: string;
 }
 
-/** Image reference (`registry/repo`, with or without `:tag`) → how to run it. */
+/**
+ * Image reference (`registry/repo`, with or without `:tag`) → how to run it. References are
+ * compared as written: `postgres:16` and `docker.io/library/postgres:16` are different keys.
+ */
 export type ImageMappings = Readonly<Record<string, ImageMapping>>;
 
 /** `ghcr.io/x/pg:16@sha256:…` → `ghcr.io/x/pg`. */

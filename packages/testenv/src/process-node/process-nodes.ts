@@ -32,7 +32,11 @@ import { readPasswd } from './users.js';
  * no cluster DNS and no kube-proxy (reach Services with `serviceAddress`), and EndpointSlices stay
  * empty for their Pods (the API server rejects loopback endpoint addresses). Processes that leave
  * their process group (daemonise with setsid) escape clean-up. Containers run as the mapped
- * user only when testenv runs as root; otherwise as testenv's own user.
+ * user only when testenv runs as root; otherwise as testenv's own user. Not supported: resource
+ * limits, read-only mounts, lifecycle hooks, ephemeral and CSI volumes, `kubectl logs`/`exec`
+ * (read `findProcessContainer(…).logFile` instead). A Pod with `automountServiceAccountToken:
+ * false` gets no `KUBECONFIG`, as it would get no token. With an existing cluster
+ * (`KANRI_USE_EXISTING_CLUSTER`) the option is ignored: the cluster's own nodes run the Pods.
  */
 export interface ProcessNodesOptions {
   /** How many nodes: `process-node-0` … Default 1. */
