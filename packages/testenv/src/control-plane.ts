@@ -6,7 +6,8 @@
  * /readyz (and, if asked for, every node's Ready condition) says so; on any failure everything
  * already started is stopped and the error names the component with the tail of its log;
  * `stop()` ends each child by PID, waits for it, and removes the data directory.
- * Caveats: Pods on kwok nodes run no containers; they only report Running and Ready.
+ * Caveats: Pods on kwok nodes run no containers; they only report Running and Ready. Pods on
+ * process nodes (`processNodes`) run real local processes, with the limits listed there.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ import { LOOPBACK, reservePorts } from './free-port.js';
 import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from './kubeconfig.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
+import type { ProcessNode } from './process-node/process-node.js';
+import { type ProcessNodeSet, type ProcessNodesOptions, startProcessNodes } from './process-node/process-nodes.js';
 import { restRequest, restTargetFromKubeconfig } from './rest.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
 import type { BinaryName } from './versions.js';
@@ -36,6 +39,22 @@ export interface ControlPlaneOptions {
   readonly controllers?: boolean;
   /** Run kwok with this many fake nodes, so Pods get scheduled and become Ready. Default 0. Implies `controllers`. */
   readonly nodes?: number;
+  /**
+   * Add process nodes, which run Pods' containers as real local processes (see
+   * {@link ProcessNodesOptions}). Implies `controllers`. Use `nodes: 0` for Pods to land only on them.
+   *
+   * @example
+   * ```ts
+   * const cp = await startControlPlane({
+   *   controllers: true,
+   *   processNodes: {
+   *     count: 2,
+   *     images: { 'ghcr.io/kanri-dev/postgres': { entrypoint: [process.execPath, '/abs/agent.js'], user: 'postgres' } },
+   *   },
+   * });
+   * ```
+   */
+  readonly processNodes?: ProcessNodesOptions;
   /** Extra kube-apiserver flags, appended last so they override. */
   readonly apiServerArgs?: readonly string[];
   /** How long each component may take to become healthy. Default 60 s. */
@@ -84,6 +103,10 @@ export interface ControlPlane extends AsyncDisposable {
   readonly binaries: BinaryPaths;
   /** Names of the kwok nodes. */
   readonly nodeNames: readonly string[];
+  /** Names of the process nodes (`process-node-0` …); empty without `processNodes`. */
+  readonly processNodeNames: readonly string[];
+  /** The process nodes, to find the processes (PIDs, log files) of Pods' containers. */
+  readonly processNodes: readonly ProcessNode[];
   /** etcd's client URL (`http://127.0.0.1:<port>`), for tests that act on storage directly (compaction). */
   readonly etcdUrl: string | undefined;
   /** Issues a client certificate for a new user and returns a kubeconfig that authenticates as them. */
@@ -96,9 +119,14 @@ export interface ControlPlane extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+function processNodeCount(options: ControlPlaneOptions): number {
+  return options.processNodes ? (options.processNodes.count ?? 1) : 0;
+}
+
 function neededBinaries(options: ControlPlaneOptions): BinaryName[] {
   const names: BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];
-  if (options.controllers || (options.nodes ?? 0) > 0) names.push('kube-controller-manager', 'kube-scheduler');
+  if (options.controllers || (options.nodes ?? 0) > 0 || processNodeCount(options) > 0)
+    names.push('kube-controller-manager', 'kube-scheduler');
   if ((options.nodes ?? 0) > 0) names.push('kwok');
   return names;
 }
@@ -173,7 +201,7 @@ async function waitNodesReady(
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster();
   const nodes = options.nodes ?? 0;
-  const withControllers = options.controllers === true || nodes > 0;
+  const withControllers = options.controllers === true || nodes > 0 || processNodeCount(options) > 0;
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const binaries = await ensureBinaries({ binaries: neededBinaries(options), onProgress: options.onBuildProgress });
 
@@ -211,9 +239,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     return run();
   };
   let stopped = false;
+  let processNodes: ProcessNodeSet | undefined;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    // First, while the API server still answers: their containers' processes, then their Nodes.
+    await processNodes?.stop();
     // Reverse start order: dependents go before what they depend on, so nothing logs spurious connection errors.
     for (const child of [...processes].reverse()) await child.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -356,6 +387,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
     }
 
+    if (options.processNodes && processNodeCount(options) > 0) {
+      processNodes = await startProcessNodes({
+        options: options.processNodes,
+        kubeconfig,
+        caPem: ca.certPem,
+        dataDir,
+        logsDir: logs,
+      });
+    }
+
     const component = (name: string) => {
       const child = processes.find((p) => p.name === name);
       const relaunch = launchers.get(name);
@@ -385,6 +426,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       },
       binaries,
       nodeNames,
+      processNodeNames: processNodes?.names ?? [],
+      processNodes: processNodes?.nodes ?? [],
       addUser: (user) => issueUser(ca, dataDir, server, user),
       stop,
       [Symbol.asyncDispose]: stop,
@@ -413,6 +456,8 @@ async function connectExistingCluster(): Promise<ControlPlane> {
     ports: [],
     binaries: {},
     nodeNames: [],
+    processNodeNames: [],
+    processNodes: [],
     addUser: async () => addUserUnsupported(),
     stop,
     [Symbol.asyncDispose]: stop,

@@ -23,6 +23,16 @@ export type { FaultProxy } from './fault-proxy.js';
 export { startFaultProxy } from './fault-proxy.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
+export type { ImageMapping, ImageMappings } from './process-node/image.js';
+export { resolveMountPath, VOLUME_MOUNTS_ENV } from './process-node/mount-path.js';
+export type { ProcessContainer } from './process-node/node-context.js';
+export type { ProcessNode } from './process-node/process-node.js';
+export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
+export type { ProcessNodesOptions } from './process-node/process-nodes.js';
+export { findProcessContainer } from './process-node/process-nodes.js';
+export { PROVISIONER_NAME } from './process-node/provisioner.js';
+export type { ServiceAddressOptions, ServiceEndpoint } from './process-node/service-endpoints.js';
+export { serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,

@@ -1,0 +1,300 @@
+/**
+ * A process node: a Node object that a test process keeps Ready, and a loop that runs the Pods
+ * bound to it as local processes (see PodWorker). It stands in for kubelet + container runtime;
+ * it is not one (no isolation, no resource limits, no image pulls, no cluster DNS).
+ */
+import { appendFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { arch } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import { KUBERNETES_VERSION } from '../versions.js';
+import { type Api, encode, kubeTime, microTime } from './api.js';
+import type { GroupReaper } from './group-reaper.js';
+import type { ImageMappings } from './image.js';
+import { HOST_IP, type NodeContext, type ProcessContainer } from './node-context.js';
+import type { PodNetwork } from './pod-network.js';
+import { PodWorker } from './pod-worker.js';
+import type { PasswdEntry } from './users.js';
+
+/** Label on every process node, for nodeSelectors. */
+export const PROCESS_NODE_LABEL = 'kanri.dev/process-node';
+
+const LEASE_DURATION_SECONDS = 40;
+const LEASE_RENEW_MS = 10_000;
+const RESYNC_MS = 5_000;
+
+export interface ProcessNodeConfig {
+  readonly api: Api;
+  readonly name: string;
+  readonly network: PodNetwork;
+  readonly reaper: GroupReaper;
+  readonly images: ImageMappings;
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly server: string;
+  readonly caPem: string;
+  readonly capacity: Readonly<Record<string, string>>;
+  readonly maxGracePeriodSeconds: number;
+  readonly passwd: readonly PasswdEntry[];
+}
+
+/** A running process node, as tests see it. */
+export interface ProcessNode {
+  /** The Node's name. */
+  readonly name: string;
+  /** The containers of the Pods on this node (until each Pod is gone from the API). */
+  containers(): ProcessContainer[];
+}
+
+const kubeArch = (a: string) =>
+  ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x' })[a] ?? a;
+
+/** The Node object a process node registers. Pure. */
+export function buildProcessNode(name: string, capacity: Readonly<Record<string, string>>, now: string): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      // No kwok annotation: kwok manages only annotated nodes, and so leaves this one and its Pods alone.
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        [PROCESS_NODE_LABEL]: 'true',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': kubeArch(arch()),
+        'beta.kubernetes.io/os': 'linux',
+        'beta.kubernetes.io/arch': kubeArch(arch()),
+      },
+    },
+    spec: {},
+    status: {
+      capacity: { ...capacity },
+      allocatable: { ...capacity },
+      conditions: nodeConditions(now, now),
+      addresses: [
+        { type: 'InternalIP', address: HOST_IP },
+        { type: 'Hostname', address: name },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+      nodeInfo: {
+        architecture: kubeArch(arch()),
+        operatingSystem: 'linux',
+        osImage: 'kanri process node',
+        kernelVersion: '',
+        kubeletVersion: KUBERNETES_VERSION,
+        kubeProxyVersion: '',
+        containerRuntimeVersion: 'kanri-process://0.1.0',
+        bootID: '',
+        machineID: '',
+        systemUUID: '',
+      },
+    },
+  };
+}
+
+function nodeConditions(heartbeat: string, transition: string) {
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: heartbeat,
+    lastTransitionTime: transition,
+  });
+  return [
+    condition('Ready', 'True', 'KubeletReady', 'process node is posting ready status'),
+    condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'process node has sufficient memory available'),
+    condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'process node has no disk pressure'),
+    condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'process node has sufficient PID available'),
+  ];
+}
+
+export class ProcessNodeAgent implements ProcessNode {
+  readonly name: string;
+  readonly #config: ProcessNodeConfig;
+  readonly #context: NodeContext;
+  readonly #workers = new Map<string, PodWorker>();
+  readonly #abort = new AbortController();
+  readonly #timers: NodeJS.Timeout[] = [];
+  #syncing: Promise<void> | undefined;
+  #syncAgain = false;
+  #watch: Promise<void> | undefined;
+  #registeredAt = kubeTime();
+
+  constructor(config: ProcessNodeConfig) {
+    this.name = config.name;
+    this.#config = config;
+    const nodeDir = join(config.dataDir, 'process-nodes', config.name);
+    this.#context = {
+      api: config.api,
+      nodeName: config.name,
+      network: config.network,
+      reaper: config.reaper,
+      images: config.images,
+      nodeDir,
+      server: config.server,
+      caPem: config.caPem,
+      allocatable: config.capacity,
+      maxGracePeriodSeconds: config.maxGracePeriodSeconds,
+      passwd: config.passwd,
+      self: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
+      log: (message) => this.log(message),
+    };
+  }
+
+  log(message: string): void {
+    try {
+      appendFileSync(this.#config.logFile, `${new Date().toISOString()} ${message}\n`);
+    } catch {
+      // The data directory is gone (stopping); nothing to record.
+    }
+  }
+
+  containers(): ProcessContainer[] {
+    return [...this.#workers.values()].flatMap((worker) => worker.containers());
+  }
+
+  /** Registers the Node and its Lease, then starts running the Pods bound to it. */
+  async start(): Promise<void> {
+    const { api } = this.#config;
+    await mkdir(join(this.#context.nodeDir, 'pods'), { recursive: true, mode: 0o711 });
+    await mkdir(join(this.#context.nodeDir, 'logs'), { recursive: true });
+    const node = buildProcessNode(this.name, this.#config.capacity, this.#registeredAt);
+    const created = await api.create<Node>('/api/v1/nodes', node);
+    if (!created) {
+      // Registered before (a restarted node): take it over.
+      await api.patch(`/api/v1/nodes/${encode(this.name)}`, { metadata: { labels: node.metadata?.labels } });
+      await this.#postStatus();
+    }
+    await this.#renewLease();
+    this.#every(LEASE_RENEW_MS, () => this.#renewLease());
+    this.#every(60_000, () => this.#postStatus());
+    this.#every(RESYNC_MS, async () => this.requestSync());
+    const path = `/api/v1/pods?fieldSelector=${encode(`spec.nodeName=${this.name}`)}`;
+    this.#watch = api.watch(path, () => this.requestSync(), this.#abort.signal);
+    this.requestSync();
+    await this.#syncing;
+  }
+
+  #every(ms: number, task: () => Promise<void>) {
+    const timer = setInterval(() => {
+      task().catch((error: Error) => this.log(`periodic task: ${error.message}`));
+    }, ms);
+    timer.unref();
+    this.#timers.push(timer);
+  }
+
+  async #postStatus(): Promise<void> {
+    const status = buildProcessNode(this.name, this.#config.capacity, this.#registeredAt).status;
+    if (status?.conditions) status.conditions = nodeConditions(kubeTime(), this.#registeredAt);
+    await this.#config.api.patch(`/api/v1/nodes/${encode(this.name)}/status`, { status }, 'strategic');
+  }
+
+  async #renewLease(): Promise<void> {
+    const { api } = this.#config;
+    const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encode(this.name)}`;
+    const spec = { holderIdentity: this.name, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime() };
+    const existing = await api.get<{ metadata: { uid: string } }>(path);
+    if (existing) {
+      await api.patch(path, { spec });
+      return;
+    }
+    const node = await api.get<Node>(`/api/v1/nodes/${encode(this.name)}`);
+    await api.create('/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: this.name,
+        namespace: 'kube-node-lease',
+        // As the kubelet does: the Lease goes when the Node goes.
+        ownerReferences: node?.metadata?.uid
+          ? [{ apiVersion: 'v1', kind: 'Node', name: this.name, uid: node.metadata.uid }]
+          : undefined,
+      },
+      spec,
+    });
+  }
+
+  /** Asks for a sync; coalesces requests that arrive while one runs. */
+  requestSync(): void {
+    if (this.#abort.signal.aborted) return;
+    if (this.#syncing) {
+      this.#syncAgain = true;
+      return;
+    }
+    this.#syncing = this.#sync()
+      .catch((error: Error) => this.log(`sync: ${error.message}`))
+      .finally(() => {
+        this.#syncing = undefined;
+        if (this.#syncAgain) {
+          this.#syncAgain = false;
+          this.requestSync();
+        }
+      });
+  }
+
+  /** Compares the Pods bound to this node with the workers, and starts, updates or ends workers. */
+  async #sync(): Promise<void> {
+    const { api } = this.#config;
+    const pods = await api.list<Pod>(`/api/v1/pods?fieldSelector=${encode(`spec.nodeName=${this.name}`)}`);
+    if (this.#abort.signal.aborted) return;
+    const seen = new Set<string>();
+    for (const pod of pods) {
+      if (this.#abort.signal.aborted) return;
+      const uid = pod.metadata?.uid ?? '';
+      seen.add(uid);
+      let worker = this.#workers.get(uid);
+      if (!worker) {
+        const terminal = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+        if (pod.metadata?.deletionTimestamp || terminal) {
+          // Nothing to run (a terminal Pod, or one deleted before we saw it): only the final delete is ours.
+          if (pod.metadata?.deletionTimestamp) {
+            await api.delete(
+              `/api/v1/namespaces/${encode(pod.metadata?.namespace ?? '')}/pods/${encode(pod.metadata?.name ?? '')}`,
+              { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } },
+            );
+          }
+          continue;
+        }
+        worker = new PodWorker(this.#context, pod);
+        this.#workers.set(uid, worker);
+        this.log(`${worker.key}: starting (uid ${uid})`);
+        worker.start();
+      }
+      worker.update(pod);
+    }
+    for (const [uid, worker] of this.#workers) {
+      if (seen.has(uid)) continue;
+      // The Pod is gone from the API (deleted for good, maybe forcibly): stop whatever still runs.
+      this.#workers.delete(uid);
+      this.log(`${worker.key}: gone`);
+      void worker.kill(worker.graceMs()).then(() => worker.release());
+    }
+  }
+
+  /**
+   * Stops every container (SIGTERM, SIGKILL after `graceMs`), then removes the Node and its Lease
+   * from the API, best effort (the API server may already be gone).
+   */
+  async stop(graceMs = 2_000): Promise<void> {
+    this.#abort.abort();
+    for (const timer of this.#timers) clearInterval(timer);
+    // A sync in flight may wait on an API server that a test has killed; it starts nothing once aborted.
+    await Promise.race([this.#syncing, sleep(1_000, undefined, { ref: false })]);
+    const workers = [...this.#workers.values()];
+    await Promise.all(workers.map((worker) => worker.kill(graceMs)));
+    for (const worker of workers) worker.release();
+    await this.#watch;
+    const { api } = this.#config;
+    await Promise.race([
+      Promise.allSettled([
+        api.delete(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encode(this.name)}`),
+        api.delete(`/api/v1/nodes/${encode(this.name)}`),
+      ]),
+      sleep(3_000, undefined, { ref: false }),
+    ]);
+  }
+}
