@@ -125,7 +125,8 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
       if (pid) process.kill(pid, 'SIGKILL');
     }
     await proxy?.close();
-    if (root) rmSync(root, { recursive: true, force: true });
+    if (process.env.KANRI_KEEP_AGENT_LOGS) console.log(`agent logs kept in ${root}`);
+    else if (root) rmSync(root, { recursive: true, force: true });
     await client?.close();
     await cp?.stop();
     console.log('figures (ms):', JSON.stringify(figures));
@@ -184,10 +185,12 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
     await waitFor('the former primary to stop postgres', () => !isProcessAlive(postmaster), 30_000, 100);
     const report = await waitFor('the former primary to report why it waits', async () => {
       const r = await reportOf(PRIMARY);
-      return r?.message?.includes(GHOST) ? r : undefined;
+      return r?.message?.startsWith('former primary') ? r : undefined;
     });
     assert.equal(report.ready, false);
     assert.equal(report.role, 'replica');
+    assert.match(report.message ?? '', new RegExp(GHOST));
+    assert.match(primary.log(), /"reason":"fx-ghost holds the leader Lease now","msg":"FENCING/);
     await waitFor(`the replica to stream from ${GHOST}'s address`, async () => {
       const [row] = await queryOnce<{ primary_conninfo: string }>(
         replicaIP,

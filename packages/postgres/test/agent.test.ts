@@ -43,6 +43,17 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
       .spec?.holderIdentity;
   const sql = <R extends Record<string, unknown>>(ip: string, text: string) =>
     queryOnce<R>(ip, 'postgres', superuser.password, text);
+  /** Waits for a ready report written after `since` (a restarted agent's Pod still shows its predecessor's). */
+  const untilReady = (pod: string, role: string, since = new Date(0)) =>
+    waitFor(
+      `${pod} to report ready as ${role}`,
+      async () => {
+        const r = await reportOf(pod);
+        return r?.ready && r.role === role && new Date(r.updatedAt) >= since ? r : undefined;
+      },
+      120_000,
+      250,
+    );
   const agentFor = (index: number, bootstrap: 'initdb' | 'basebackup') =>
     startAgent({
       root,
@@ -214,7 +225,9 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
       const metrics = await (await fetch(`${base}/metrics`)).text();
       assert.match(metrics, /^kanri_postgres_up 1$/m);
       assert.match(metrics, /^kanri_postgres_timeline 1$/m);
-      assert.match(metrics, /^process_resident_memory_bytes \d+/m);
+      const rss = Number(/^process_resident_memory_bytes (\d+)/m.exec(metrics)?.[1]);
+      assert.ok(rss > 0);
+      figures[`agentRssMiB${i}`] = Math.round(rss / 2 ** 20);
       const role = i === 0 ? 'primary' : 'replica';
       assert.match(metrics, new RegExp(`^kanri_postgres_role\\{role="${role}"\\} 1$`, 'm'));
       assert.match(metrics, /^kanri_postgres_replayed_lsn_bytes [1-9]\d*$/m);
@@ -239,6 +252,53 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
         return row?.work_mem === '12MB';
       });
     }
+  });
+
+  it('restarts a crashed postgres, and restarted agents resume their roles without re-cloning', async () => {
+    // A postmaster killed outright comes back (with backoff) under the same agent.
+    const replica = agents[2] as AgentProcess;
+    const crashed = replica.postmasterPid();
+    assert.ok(crashed);
+    process.kill(crashed, 'SIGKILL');
+    await waitFor('a new postmaster on the replica', () => {
+      const pid = replica.postmasterPid();
+      return pid !== undefined && pid !== crashed;
+    });
+    await untilReady(PODS[2] as string, 'replica');
+    const metrics = await (await fetch(`http://${ips[2]}:${PORT.agent}/metrics`)).text();
+    assert.match(metrics, /^kanri_postgres_unexpected_exits_total 1$/m);
+
+    // A replica agent stopped and started again follows at once from its own data.
+    assert.deepEqual(await stopAgent(agents[1] as AgentProcess, 'SIGTERM'), { code: 0, signal: null });
+    const restarted = new Date();
+    agents[1] = agentFor(1, 'basebackup');
+    await untilReady(PODS[1] as string, 'replica', restarted);
+    assert.equal((agents[1].log().match(/pg_basebackup: cloning/g) ?? []).length, 1, 'cloned only once');
+    assert.match(agents[1].log(), /"plan":"follow"/);
+
+    // A primary agent killed outright: its postgres dies with it; started again, it still holds the Lease.
+    const primaryPostmaster = (agents[0] as AgentProcess).postmasterPid();
+    assert.ok(primaryPostmaster);
+    await stopAgent(agents[0] as AgentProcess, 'SIGKILL');
+    await waitFor('the primary postmaster to die with its agent', () => !isProcessAlive(primaryPostmaster));
+    const restartedPrimary = new Date();
+    agents[0] = agentFor(0, 'initdb');
+    await untilReady(PODS[0] as string, 'primary', restartedPrimary);
+    assert.match(agents[0].log(), /"plan":"lead"/);
+    assert.equal((agents[0].log().match(/initdb: creating a new cluster/g) ?? []).length, 1, 'initialised only once');
+    const [row] = await sql<{ note: string }>(ips[0] as string, 'SELECT note FROM probe WHERE id = 1');
+    assert.equal(row?.note, 'written on the primary');
+    for (const ip of ips.slice(1)) {
+      await waitFor(`${ip} to stream again`, async () => {
+        const [r] = await sql<{ status: string }>(ip, 'SELECT status FROM pg_stat_wal_receiver');
+        return r?.status === 'streaming';
+      });
+    }
+    // Users were reconciled on every lap of both primary runs, but each change was made once.
+    const primaryLog = (agents[0] as AgentProcess).log();
+    assert.equal((primaryLog.match(/"action":"create-role","name":"app"/g) ?? []).length, 1);
+    assert.equal((primaryLog.match(/"action":"create-database","name":"appdb"/g) ?? []).length, 1);
+    assert.equal((primaryLog.match(/"action":"set-password"/g) ?? []).length, 0);
   });
 
   it('stops cleanly on SIGTERM: postgres gone, the Lease released, exit 0', async () => {

@@ -20,7 +20,7 @@ import type { AgentConfig } from './config.js';
 import { writeFileIfChanged } from './files.js';
 import type { HealthSource } from './http-server.js';
 import { InstanceFiles } from './instance-files.js';
-import { lookupLeader, readLeaseHolder } from './leader-lookup.js';
+import { lookupLeader, readLease } from './leader-lookup.js';
 import { LocalDb } from './local-db.js';
 import type { Logger } from './logger.js';
 import type { AgentMetrics } from './metrics.js';
@@ -71,6 +71,8 @@ export class Agent implements HealthSource {
   #leadership: Promise<void> = Promise.resolve();
   #clusterSpec: unknown;
   #usersDue = true;
+  /** Set when another instance was seen holding the Lease while this one campaigned or led. */
+  #leaseTakenBy: string | undefined;
   #statusWake: (() => void) | undefined;
 
   constructor(options: AgentOptions) {
@@ -133,13 +135,19 @@ export class Agent implements HealthSource {
   async #boot(signal: AbortSignal): Promise<void> {
     const config = this.#config;
     const data = await inspectDataDir(config.pgdata);
-    const leaseHolder = await this.#retry('read the leader Lease', signal, () =>
-      readLeaseHolder(this.#client, config.namespace, config.cluster, signal),
+    const lease = await this.#retry('read the leader Lease', signal, () =>
+      readLease(this.#client, config.namespace, config.cluster, signal),
     );
-    if (signal.aborted) return;
-    const plan = planBoot({ ...data, mode: config.bootstrap, leaseHolder, self: config.podName });
+    if (signal.aborted || !lease) return;
+    const plan = planBoot({
+      ...data,
+      mode: config.bootstrap,
+      leaseExists: lease.exists,
+      leaseHolder: lease.holder,
+      self: config.podName,
+    });
     this.#role = plan.action === 'initdb' || plan.action === 'lead' ? ROLE.primary : ROLE.replica;
-    this.#log.info({ plan: plan.action, ...data, leaseHolder: leaseHolder ?? null }, 'boot plan');
+    this.#log.info({ plan: plan.action, ...data, leaseHolder: lease.holder ?? null }, 'boot plan');
     const context = {
       pgBin: this.#pgBin,
       pgdata: config.pgdata,
@@ -238,6 +246,7 @@ export class Agent implements HealthSource {
         if (identity === config.podName) return;
         // Someone else leads: this former primary must neither write nor campaign.
         otherLeader = identity;
+        this.#leaseTakenBy = identity;
         election.abort();
       },
     });
@@ -284,10 +293,11 @@ export class Agent implements HealthSource {
     } finally {
       this.#leading = false;
       if (!agentSignal.aborted) {
-        this.#phase = 'fenced: lost the leader Lease, postgres stopped';
-        this.#log.error(
-          'FENCING: the leader Lease could not be renewed in time; stopping postgres so it takes no more writes',
-        );
+        const why = this.#leaseTakenBy
+          ? `${this.#leaseTakenBy} holds the leader Lease now`
+          : 'the leader Lease could not be renewed before the renew deadline';
+        this.#phase = `fenced: ${why}; postgres stopped`;
+        this.#log.error({ reason: why }, 'FENCING: stopping postgres so that it takes no more writes');
       }
       // Fast, not smart: clients are cut off at once, so no write lands after the deadline.
       await this.#postgres.stop('fast', 10_000);

@@ -10,6 +10,8 @@ export interface BootState {
   /** PGDATA holds standby.signal. */
   readonly isStandby: boolean;
   readonly mode: Bootstrap;
+  /** The leader Lease exists: some instance finished initdb once, so the cluster exists. */
+  readonly leaseExists: boolean;
   /** The Lease's holder; undefined when there is no Lease or nobody holds it. */
   readonly leaseHolder: string | undefined;
   readonly self: string;
@@ -30,14 +32,16 @@ export type BootPlan =
 /**
  * @example
  * ```ts
- * planBoot({ hasData: false, isStandby: false, mode: 'initdb', leaseHolder: undefined, self: 'db-1' }); // { action: 'initdb' }
+ * planBoot({ hasData: false, isStandby: false, mode: 'initdb', leaseExists: false, leaseHolder: undefined, self: 'db-1' });
+ * // { action: 'initdb' }
  * ```
  */
 export function planBoot(state: BootState): BootPlan {
   const heldByOther = state.leaseHolder !== undefined && state.leaseHolder !== state.self;
   if (!state.hasData) {
-    // A Lease held by someone else means the cluster exists already: initdb would fork it.
-    if (state.mode === 'initdb' && !heldByOther) return { action: 'initdb' };
+    // The Lease is created only after initdb completed: if it exists, initdb again would fork the cluster
+    // (even when it names this very instance, whose volume must have been lost).
+    if (state.mode === 'initdb' && !state.leaseExists) return { action: 'initdb' };
     return { action: 'basebackup' };
   }
   if (state.isStandby) return { action: 'follow' };

@@ -11,20 +11,20 @@ export interface LeaderInfo {
   readonly lsn: string | undefined;
 }
 
-/** Reads the Lease's holder (no Pod lookup). */
-export async function readLeaseHolder(
+/** Reads the Lease (no Pod lookup): whether it exists, and its holder if anyone holds it. */
+export async function readLease(
   client: KubeClient,
   namespace: string,
   cluster: string,
   signal?: AbortSignal,
-): Promise<string | undefined> {
+): Promise<{ exists: boolean; holder: string | undefined }> {
   try {
     const lease = await client
       .resource('coordination.k8s.io/v1', 'Lease')
       .get(names.leaderLease(cluster), { namespace, signal });
-    return lease.spec?.holderIdentity || undefined;
+    return { exists: true, holder: lease.spec?.holderIdentity || undefined };
   } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
+    if (error instanceof NotFoundError) return { exists: false, holder: undefined };
     throw error;
   }
 }
@@ -43,7 +43,7 @@ export async function lookupLeader(
   cluster: string,
   signal?: AbortSignal,
 ): Promise<LeaderInfo> {
-  const holder = await readLeaseHolder(client, namespace, cluster, signal);
+  const { holder } = await readLease(client, namespace, cluster, signal);
   if (!holder) return { holder: undefined, podIP: undefined, lsn: undefined };
   try {
     const pod = await client.resource('v1', 'Pod').get(holder, { namespace, signal });
