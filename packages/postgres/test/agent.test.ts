@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KubeClient } from '@kanri/client';
+import { KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
-import { ANNOTATION, type InstanceReport, LABEL, names, PORT } from '../src/contract.js';
+import { ANNOTATION, API_VERSION, type InstanceReport, KIND, LABEL, names, PORT } from '../src/contract.js';
 import {
   type AgentProcess,
+  chownToPostgres,
   createClusterObjects,
   kubeconfigForAgents,
   makePassword,
@@ -139,6 +140,12 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
 
   it('clones two replicas that stream from the primary through their slots', async () => {
     const started = performance.now();
+    // The third instance finds what a crash in the middle of an earlier clone would leave behind.
+    const leftover = join(root, PODS[2] as string, 'data');
+    mkdirSync(join(leftover, 'pgdata.basebackup', 'base'), { recursive: true });
+    writeFileSync(join(leftover, 'pgdata.basebackup', 'half-copied'), 'x');
+    mkdirSync(join(leftover, 'pgdata'));
+    for (const dir of [leftover, join(leftover, 'pgdata'), join(leftover, 'pgdata.basebackup')]) chownToPostgres(dir);
     agents.push(agentFor(1, 'basebackup'), agentFor(2, 'basebackup'));
     try {
       for (const pod of PODS.slice(1)) {
@@ -215,6 +222,56 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
       "SELECT rolreplication, rolsuper FROM pg_roles WHERE rolname = 'streaming_replica'",
     );
     assert.deepEqual(role, { rolreplication: true, rolsuper: false });
+  });
+
+  it('keeps a slot for every Pod of the cluster, and drops the slot of a Pod that is gone', async () => {
+    const extra = 'demo-a-9';
+    await pods().create({
+      metadata: { name: extra, namespace: NAMESPACE, labels: { [LABEL.cluster]: CLUSTER } },
+      spec: {
+        serviceAccountName: names.instanceServiceAccount(CLUSTER),
+        containers: [{ name: 'postgres', image: 'kanri/postgres:15' }],
+      },
+    });
+    const slotExists = async () =>
+      (await sql(ips[0] as string, `SELECT 1 FROM pg_replication_slots WHERE slot_name = '${names.slot(extra)}'`))
+        .length === 1;
+    await waitFor(`a slot for ${extra}`, slotExists);
+    await pods().delete(extra, { namespace: NAMESPACE, gracePeriodSeconds: 0 });
+    await waitFor(`the slot of ${extra} to be dropped`, async () => !(await slotExists()));
+  });
+
+  it('follows spec.users changes, and refuses options outside the allow-list', async () => {
+    const reporter = makePassword('r');
+    const secrets = client.resource('v1', 'Secret');
+    for (const name of ['reporter', 'evil'])
+      await secrets.create({
+        metadata: { name: names.userSecret(CLUSTER, name), namespace: NAMESPACE },
+        stringData: { password: reporter.password },
+      });
+    const clusters = client.resource<KubeObject>(API_VERSION, KIND);
+    await clusters.patch(
+      CLUSTER,
+      {
+        spec: {
+          users: [
+            { name: 'app', databases: ['appdb'], options: 'CREATEDB CONNECTION LIMIT 20' },
+            { name: 'reporter', databases: ['reports'] },
+            { name: 'evil', options: 'SUPERUSER; DROP TABLE probe' },
+          ],
+        },
+      },
+      { namespace: NAMESPACE, type: 'merge' },
+    );
+    await waitFor('reporter to log in to reports', () =>
+      queryOnce(ips[0] as string, 'reporter', reporter.password, 'SELECT 1', 'reports'),
+    );
+    const evil = await sql(ips[0] as string, "SELECT 1 FROM pg_roles WHERE rolname = 'evil'");
+    assert.equal(evil.length, 0, 'no role for a user with a refused option');
+    assert.match(
+      (agents[0] as AgentProcess).log(),
+      /invalid user declaration: user \\"evil\\" \(spec\.users\[2\]\): spec\.users\[2\]\.options: unsupported option \\"SUPERUSER;\\"/,
+    );
   });
 
   it('serves /healthz, /readyz and /metrics on the Pod IP', async () => {

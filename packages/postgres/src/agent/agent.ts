@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '@kanri/client';
 import { LeaderElector } from '@kanri/runtime';
-import { ANNOTATION, API_VERSION, type InstanceReport, KIND, LABEL, names, ROLE, type Role } from '../contract.js';
+import { API_VERSION, KIND, names, ROLE, type Role } from '../contract.js';
 import { basebackup, initdb, inspectDataDir } from './bootstrap.js';
 import { planBoot, shouldPromote } from './bootstrap-plan.js';
 import type { AgentConfig } from './config.js';
@@ -28,7 +28,8 @@ import { watchObject } from './object-watch.js';
 import { PostgresProcess } from './postgres-process.js';
 import { ensureSystemRoles, reconcileSlots, reconcileUsers } from './primary-tasks.js';
 import type { Redactor } from './redactor.js';
-import { buildReport, type PostgresObservation, shouldWriteReport } from './report.js';
+import { StatusReporter } from './status-reporter.js';
+import { Wakeup } from './wakeup.js';
 
 export interface AgentOptions {
   readonly config: AgentConfig;
@@ -40,22 +41,19 @@ export interface AgentOptions {
   readonly metrics: AgentMetrics;
 }
 
-const STATUS_PERIOD_MS = 2_000;
 const PRIMARY_TASK_PERIOD_MS = 5_000;
 const USERS_RESYNC_MS = 30_000;
-/** The status loop not ticking for this long makes /healthz fail. */
-const STALL_MS = 30_000;
 
 export class Agent implements HealthSource {
   readonly #config: AgentConfig;
   readonly #client: KubeClient;
   readonly #log: Logger;
   readonly #redactor: Redactor;
-  readonly #metrics: AgentMetrics;
   readonly #postgres: PostgresProcess;
   readonly #db: LocalDb;
   readonly #files: InstanceFiles;
   readonly #pgBin: string;
+  readonly #status: StatusReporter;
 
   /** Undefined until the boot plan is known: nothing is reported on the Pod before that. */
   #role: Role | undefined;
@@ -63,9 +61,6 @@ export class Agent implements HealthSource {
   /** Why the instance cannot serve at this stage (bootstrapping, fenced, …); undefined once it runs. */
   #phase: string | undefined = 'starting';
   #stopping = false;
-  #lastTickMs = performance.now();
-  #report: InstanceReport | undefined;
-  #written: { report: InstanceReport; atMs: number } | undefined;
   #primaryLsn: string | undefined;
   #filesReady = false;
   #leadership: Promise<void> = Promise.resolve();
@@ -73,7 +68,7 @@ export class Agent implements HealthSource {
   #usersDue = true;
   /** Set when another instance was seen holding the Lease while this one campaigned or led. */
   #leaseTakenBy: string | undefined;
-  #statusWake: (() => void) | undefined;
+  readonly #primaryWakeup = new Wakeup();
 
   constructor(options: AgentOptions) {
     this.#config = options.config;
@@ -81,7 +76,6 @@ export class Agent implements HealthSource {
     this.#client = options.client;
     this.#log = options.log;
     this.#redactor = options.redactor;
-    this.#metrics = options.metrics;
     this.#postgres = new PostgresProcess({
       pgBin: options.pgBin,
       pgdata: options.config.pgdata,
@@ -90,18 +84,29 @@ export class Agent implements HealthSource {
     });
     this.#db = new LocalDb(options.config.socketDir, options.log);
     this.#files = new InstanceFiles(options.config, options.log);
+    this.#status = new StatusReporter({
+      config: options.config,
+      client: options.client,
+      db: this.#db,
+      postgres: this.#postgres,
+      metrics: options.metrics,
+      log: options.log,
+      state: () => ({
+        role: this.#role,
+        leading: this.#leading,
+        phase: this.#phase,
+        stopping: this.#stopping,
+        primaryLsn: this.#primaryLsn,
+      }),
+    });
   }
 
   health(): string | null {
-    if (performance.now() - this.#lastTickMs > STALL_MS) return 'the agent loop has stalled';
-    if (this.#postgres.wanted && !this.#postgres.running) return 'postgres is not running (restarting)';
-    return null;
+    return this.#status.health();
   }
 
   readiness(): string | null {
-    if (this.#stopping) return 'shutting down';
-    if (!this.#report) return 'no status yet';
-    return this.#report.ready ? null : (this.#report.message ?? 'not ready');
+    return this.#status.readiness();
   }
 
   /** Runs until `signal` aborts; then stops postgres (and releases the Lease if it held it). */
@@ -109,7 +114,7 @@ export class Agent implements HealthSource {
     const { runDir, socketDir } = this.#config;
     await mkdir(runDir, { recursive: true, mode: 0o700 });
     await mkdir(socketDir, { recursive: true, mode: 0o700 });
-    const status = this.#statusLoop(signal);
+    const status = this.#status.run(signal);
     const configLoaded = this.#watchConfig(signal);
     try {
       await Promise.race([configLoaded, sleep(10_000, undefined, { signal }).catch(() => undefined)]);
@@ -120,7 +125,7 @@ export class Agent implements HealthSource {
       await this.#postgres.stop('fast');
       await this.#leadership;
       await status;
-      await this.#writeReport(true).catch(() => undefined);
+      await this.#status.report(true).catch(() => undefined);
       await this.#db.close().catch(() => undefined);
     }
   }
@@ -165,7 +170,7 @@ export class Agent implements HealthSource {
         return this.#runLeader(signal);
       }
       case 'basebackup':
-        this.#phase = 'cloning the primary (pg_basebackup)';
+        this.#phase = 'looking for a primary to clone';
         if (!(await this.#cloneFromPrimary(signal))) return;
         return this.#runFollower(signal);
       case 'lead':
@@ -175,8 +180,7 @@ export class Agent implements HealthSource {
       case 'wait':
         this.#phase = plan.reason;
         this.#log.error({ reason: plan.reason }, 'this instance cannot run: it would diverge from the primary');
-        await sleep(2 ** 31 - 1, undefined, { signal }).catch(() => undefined);
-        return;
+        return untilAborted(signal);
     }
   }
 
@@ -188,7 +192,11 @@ export class Agent implements HealthSource {
         const leader = await lookupLeader(this.#client, config.namespace, config.cluster, signal);
         if (!leader.holder || !leader.podIP || leader.holder === config.podName) {
           this.#phase = 'waiting for a primary to clone (nobody holds the leader Lease)';
+        } else if (!leader.ready) {
+          // Trying now would fail and back off; the primary reports ready within seconds.
+          this.#phase = `waiting for the primary ${leader.holder} to be ready before cloning it`;
         } else {
+          this.#phase = `cloning the primary ${leader.holder} (pg_basebackup)`;
           const started = performance.now();
           await basebackup(
             {
@@ -212,11 +220,11 @@ export class Agent implements HealthSource {
       } catch (error) {
         if (signal.aborted) return false;
         failures++;
+        this.#phase = `cannot clone the primary yet: ${this.#redactor.describe(error).slice(0, 200)}`;
         this.#log.warn({ err: error, attempt: failures }, 'cannot clone the primary yet; retrying');
       }
-      await sleep(Math.min(this.#config.retryPeriodMs * 2 ** Math.min(failures, 4), 30_000), undefined, {
-        signal,
-      }).catch(() => undefined);
+      const delayMs = Math.min(config.retryPeriodMs * 2 ** Math.min(failures, 4), 30_000);
+      await sleep(delayMs, undefined, { signal }).catch(() => undefined);
     }
     return false;
   }
@@ -239,7 +247,12 @@ export class Agent implements HealthSource {
       retryPeriodMs: config.retryPeriodMs,
       logger: this.#log.child({ component: 'lease' }),
       onStartedLeading: (leadership) => {
-        this.#leadership = this.#leadership.then(() => this.#lead(leadership, signal));
+        // One leadership at a time: a new one starts postgres only after the last one stopped it.
+        this.#leadership = this.#leadership
+          .then(() => this.#lead(leadership, signal))
+          .catch((error: unknown) => {
+            this.#log.error({ err: error }, 'leading failed');
+          });
         return this.#leadership;
       },
       onNewLeader: (identity) => {
@@ -256,7 +269,7 @@ export class Agent implements HealthSource {
     this.#role = ROLE.replica;
     this.#phase = `former primary: the leader Lease is held by ${otherLeader}; rewinding is not implemented yet`;
     this.#log.error({ leader: otherLeader }, 'another instance took the leader Lease; this one stays stopped');
-    await sleep(2 ** 31 - 1, undefined, { signal }).catch(() => undefined);
+    await untilAborted(signal);
   }
 
   /** One leadership: postgres runs as primary until `leadership` aborts, then it is stopped. */
@@ -264,7 +277,8 @@ export class Agent implements HealthSource {
     this.#role = ROLE.primary;
     this.#phase = 'starting postgres as primary';
     try {
-      await this.#files.write();
+      await this.#retry('write the configuration files', leadership, () => this.#files.write());
+      if (leadership.aborted) return;
       this.#filesReady = true;
       this.#postgres.start();
       await this.#untilAccepting(leadership);
@@ -273,10 +287,12 @@ export class Agent implements HealthSource {
         ensureSystemRoles(this.#db, this.#config, this.#log),
       );
       if (leadership.aborted) return;
+      // Slots first: a replica cloning as soon as this one reports ready finds its slot in place.
+      await reconcileSlots(this.#db, this.#client, this.#config, this.#log).catch(() => undefined);
       this.#leading = true;
       this.#phase = undefined;
       this.#log.info('running as primary');
-      this.#wakeStatus();
+      this.#status.wake();
       const watching = watchObject<KubeObject>({
         resource: this.#client.resource<KubeObject>(API_VERSION, KIND),
         namespace: this.#config.namespace,
@@ -286,6 +302,7 @@ export class Agent implements HealthSource {
         onChange: (cluster) => {
           this.#clusterSpec = (cluster as { spec?: unknown } | undefined)?.spec;
           this.#usersDue = true;
+          this.#primaryWakeup.wake();
         },
       });
       await this.#primaryTasks(leadership);
@@ -301,7 +318,7 @@ export class Agent implements HealthSource {
       }
       // Fast, not smart: clients are cut off at once, so no write lands after the deadline.
       await this.#postgres.stop('fast', 10_000);
-      this.#wakeStatus();
+      this.#status.wake();
     }
   }
 
@@ -323,7 +340,7 @@ export class Agent implements HealthSource {
           if (!leadership.aborted) this.#log.warn({ err: error }, 'cannot reconcile users and databases; retrying');
         }
       }
-      await sleep(PRIMARY_TASK_PERIOD_MS, undefined, { signal: leadership }).catch(() => undefined);
+      await this.#primaryWakeup.wait(PRIMARY_TASK_PERIOD_MS, leadership);
     }
   }
 
@@ -340,9 +357,8 @@ export class Agent implements HealthSource {
       try {
         const leader = await lookupLeader(this.#client, config.namespace, config.cluster, signal);
         this.#primaryLsn = leader.lsn;
-        if (shouldPromote()) {
-          // Failover will take the Lease and promote here.
-        }
+        // The failover hook: when it says yes, this replica will take the Lease and promote (a later version).
+        if (shouldPromote()) this.#log.warn('promotion is wanted but not implemented yet');
         const ip = leader.holder !== config.podName ? leader.podIP : undefined;
         // Without a new holder there is nothing better to follow: keep the last primary.
         if (ip && ip !== following) {
@@ -362,7 +378,7 @@ export class Agent implements HealthSource {
         this.#phase = following ? undefined : 'no primary to follow (nobody holds the leader Lease)';
       } catch (error) {
         if (signal.aborted) break;
-        this.#log.warn({ err: error }, 'cannot look up the primary; retrying');
+        this.#log.warn({ err: error }, 'cannot follow the primary; retrying');
       }
       await sleep(config.retryPeriodMs, undefined, { signal }).catch(() => undefined);
     }
@@ -405,69 +421,6 @@ export class Agent implements HealthSource {
     }
   }
 
-  // ---- status -----------------------------------------------------------------------------------
-
-  #wakeStatus(): void {
-    this.#statusWake?.();
-  }
-
-  async #statusLoop(signal: AbortSignal): Promise<void> {
-    signal.addEventListener('abort', () => this.#statusWake?.(), { once: true });
-    while (!signal.aborted) {
-      this.#lastTickMs = performance.now();
-      try {
-        await this.#writeReport(false);
-      } catch (error) {
-        this.#log.warn({ err: error }, 'cannot report on the Pod; retrying');
-      }
-      if (signal.aborted) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, STATUS_PERIOD_MS);
-        this.#statusWake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.#statusWake = undefined;
-    }
-  }
-
-  async #observe(): Promise<PostgresObservation> {
-    return this.#postgres.running ? this.#db.observe() : { connected: false };
-  }
-
-  /** Observes postgres, updates metrics and readiness, and patches the Pod when the report says so. */
-  async #writeReport(force: boolean): Promise<void> {
-    const role = this.#role;
-    if (role === undefined) return;
-    const observation = await this.#observe();
-    const report = buildReport({
-      role,
-      leading: this.#leading,
-      observation,
-      primaryLsn: this.#primaryLsn,
-      phaseMessage: this.#stopping ? 'shutting down' : this.#phase,
-      now: new Date(),
-    });
-    this.#report = report;
-    this.#metrics.update(report, observation.connected, this.#leading);
-    const now = performance.now();
-    if (!force && !shouldWriteReport(this.#written, report, now)) return;
-    await this.#client.resource('v1', 'Pod').patch(
-      this.#config.podName,
-      {
-        metadata: {
-          labels: { [LABEL.role]: report.role },
-          annotations: { [ANNOTATION.status]: JSON.stringify(report) },
-        },
-      },
-      { namespace: this.#config.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
-    );
-    if (this.#written?.report.ready !== report.ready || this.#written?.report.role !== report.role)
-      this.#log.info({ role: report.role, ready: report.ready, message: report.message }, 'instance status');
-    this.#written = { report, atMs: now };
-  }
-
   // ---- helpers ----------------------------------------------------------------------------------
 
   /** Polls until postgres answers, or `signal` aborts. */
@@ -491,4 +444,10 @@ export class Agent implements HealthSource {
     }
     return undefined;
   }
+}
+
+/** Resolves when `signal` aborts: for an instance that must wait, doing nothing, until it is stopped. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -9,6 +9,8 @@ export interface LeaderInfo {
   readonly podIP: string | undefined;
   /** The holder's last reported LSN (from its status annotation), for the replicas' lag. */
   readonly lsn: string | undefined;
+  /** The holder last reported itself ready. */
+  readonly ready: boolean;
 }
 
 /** Reads the Lease (no Pod lookup): whether it exists, and its holder if anyone holds it. */
@@ -44,21 +46,22 @@ export async function lookupLeader(
   signal?: AbortSignal,
 ): Promise<LeaderInfo> {
   const { holder } = await readLease(client, namespace, cluster, signal);
-  if (!holder) return { holder: undefined, podIP: undefined, lsn: undefined };
+  if (!holder) return { holder: undefined, podIP: undefined, lsn: undefined, ready: false };
   try {
     const pod = await client.resource('v1', 'Pod').get(holder, { namespace, signal });
-    return { holder, podIP: pod.status?.podIP || undefined, lsn: reportedLsn(pod.metadata?.annotations) };
+    const report = parseReport(pod.metadata?.annotations);
+    return { holder, podIP: pod.status?.podIP || undefined, lsn: report?.receivedLsn, ready: report?.ready === true };
   } catch (error) {
-    if (error instanceof NotFoundError) return { holder, podIP: undefined, lsn: undefined };
+    if (error instanceof NotFoundError) return { holder, podIP: undefined, lsn: undefined, ready: false };
     throw error;
   }
 }
 
-function reportedLsn(annotations: Record<string, string> | undefined): string | undefined {
+function parseReport(annotations: Record<string, string> | undefined): Partial<InstanceReport> | undefined {
   const raw = annotations?.[ANNOTATION.status];
   if (!raw) return undefined;
   try {
-    return (JSON.parse(raw) as Partial<InstanceReport>).receivedLsn;
+    return JSON.parse(raw) as Partial<InstanceReport>;
   } catch {
     return undefined;
   }
