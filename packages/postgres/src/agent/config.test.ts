@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { ENV } from '../contract.js';
+import { chooseSocketDir, loadAgentConfig, MAX_SOCKET_PATH } from './config.js';
+
+const base = {
+  [ENV.cluster]: 'pg',
+  [ENV.podName]: 'pg-a-0',
+  [ENV.namespace]: 'db',
+  [ENV.podIP]: '127.1.0.1',
+  [ENV.superuserPassword]: 'super-secret-1',
+  [ENV.replicationPassword]: 'repl-secret-2',
+};
+
+it('reads the contract environment and resolves paths through the volume mounts', () => {
+  const config = loadAgentConfig({
+    ...base,
+    [ENV.bootstrap]: 'initdb',
+    [ENV.leaseDurationSeconds]: '6',
+    [ENV.renewDeadlineSeconds]: '4',
+    [ENV.retryPeriodSeconds]: '1',
+    KANRI_VOLUME_MOUNTS: JSON.stringify({ '/pgdata': '/tmp/x/data', '/run/postgresql': '/tmp/x/run' }),
+  });
+  assert.equal(config.pgdata, '/tmp/x/data/pgdata');
+  assert.equal(config.runDir, '/tmp/x/run');
+  assert.equal(config.socketDir, '/tmp/x/run');
+  assert.equal(config.bootstrap, 'initdb');
+  assert.deepEqual([config.leaseDurationMs, config.renewDeadlineMs, config.retryPeriodMs], [6000, 4000, 1000]);
+  assert.equal(config.pgBin, undefined);
+});
+
+it('defaults to basebackup and client-go-like timings, with container paths as they are', () => {
+  const config = loadAgentConfig(base);
+  assert.equal(config.bootstrap, 'basebackup');
+  assert.equal(config.pgdata, '/pgdata/pgdata');
+  assert.equal(config.socketDir, '/run/postgresql');
+  assert.deepEqual([config.leaseDurationMs, config.renewDeadlineMs, config.retryPeriodMs], [15000, 10000, 2000]);
+});
+
+it('names every problem, and never a secret value', () => {
+  const error = (() => {
+    try {
+      loadAgentConfig({
+        [ENV.superuserPassword]: 'super-secret-1',
+        [ENV.podIP]: 'not-an-ip',
+        [ENV.bootstrap]: 'restore',
+        [ENV.renewDeadlineSeconds]: '20',
+      });
+    } catch (e) {
+      return e as Error;
+    }
+    return undefined;
+  })();
+  assert.ok(error);
+  for (const name of [
+    ENV.cluster,
+    ENV.podName,
+    ENV.namespace,
+    ENV.replicationPassword,
+    ENV.podIP,
+    ENV.bootstrap,
+    ENV.renewDeadlineSeconds,
+  ])
+    assert.match(error.message, new RegExp(name));
+  assert.equal(error.message.includes('super-secret-1'), false);
+});
+
+it('falls back to a short socket directory when the socket path would be too long', () => {
+  const long = `/tmp/${'x'.repeat(110)}`;
+  const dir = chooseSocketDir(long);
+  assert.match(dir, /^\/tmp\/kanri-pg-[0-9a-f]{16}$/);
+  assert.equal(chooseSocketDir(long), dir, 'stable across restarts');
+  assert.notEqual(chooseSocketDir(`${long}y`), dir, 'distinct per Pod');
+  const fits = `/tmp/${'y'.repeat(MAX_SOCKET_PATH - '/tmp/'.length - '/.s.PGSQL.5432'.length)}`;
+  assert.equal(chooseSocketDir(fits), fits, 'exactly 107 bytes still fits');
+  assert.notEqual(chooseSocketDir(`${fits}z`), `${fits}z`);
+});

@@ -1,0 +1,128 @@
+/**
+ * The agent's configuration, read once from its environment (the names are fixed by the contract)
+ * and validated, with every container path already resolved to where it lives on this machine.
+ */
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { type Bootstrap, ENV, PATH, PORT } from '../contract.js';
+import { parseVolumeMounts, resolveMountPath } from './mounts.js';
+
+export interface AgentConfig {
+  readonly cluster: string;
+  readonly podName: string;
+  readonly namespace: string;
+  readonly podIP: string;
+  readonly bootstrap: Bootstrap;
+  readonly superuserPassword: string;
+  readonly replicationPassword: string;
+  /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, else undefined (see `findPgBin`). */
+  readonly pgBin: string | undefined;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  /** The data volume (PATH.data resolved). */
+  readonly dataDir: string;
+  /** PGDATA: `${dataDir}/pgdata`. */
+  readonly pgdata: string;
+  /** The run volume (PATH.run resolved): passfile and, when short enough, the socket. */
+  readonly runDir: string;
+  /** Where postgres puts its unix socket. */
+  readonly socketDir: string;
+}
+
+export class AgentConfigError extends Error {
+  override name = 'AgentConfigError';
+}
+
+/** A unix socket path holds at most 107 bytes (sun_path is 108 with the terminating NUL). */
+export const MAX_SOCKET_PATH = 107;
+
+/**
+ * The socket directory: the run volume when `<dir>/.s.PGSQL.5432` fits in a socket path, otherwise
+ * a short directory under /tmp named by a hash of the run dir (stable across restarts, distinct per Pod).
+ *
+ * @example
+ * ```ts
+ * chooseSocketDir('/run/postgresql'); // '/run/postgresql'
+ * ```
+ */
+export function chooseSocketDir(runDir: string, port: number = PORT.postgres): string {
+  if (Buffer.byteLength(join(runDir, `.s.PGSQL.${port}`)) <= MAX_SOCKET_PATH) return runDir;
+  return `/tmp/kanri-pg-${createHash('sha256').update(runDir).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Reads and checks the agent's environment. Errors name every missing or malformed variable, never a value.
+ *
+ * @example
+ * ```ts
+ * const config = loadAgentConfig(process.env);
+ * console.log(config.pgdata); // e.g. /pgdata/pgdata
+ * ```
+ */
+export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
+  const problems: string[] = [];
+  const required = (name: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') {
+      problems.push(`${name} is not set`);
+      return '';
+    }
+    return value;
+  };
+  const seconds = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback * 1000;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) {
+      problems.push(`${name} must be a positive number of seconds`);
+      return fallback * 1000;
+    }
+    return value * 1000;
+  };
+
+  const cluster = required(ENV.cluster);
+  const podName = required(ENV.podName);
+  const namespace = required(ENV.namespace);
+  const podIP = required(ENV.podIP);
+  if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
+  const bootstrapRaw = env[ENV.bootstrap] || 'basebackup';
+  if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup')
+    problems.push(`${ENV.bootstrap} must be "initdb" or "basebackup"`);
+  const superuserPassword = required(ENV.superuserPassword);
+  const replicationPassword = required(ENV.replicationPassword);
+  const leaseDurationMs = seconds(ENV.leaseDurationSeconds, 15);
+  const renewDeadlineMs = seconds(ENV.renewDeadlineSeconds, 10);
+  const retryPeriodMs = seconds(ENV.retryPeriodSeconds, 2);
+  if (!(renewDeadlineMs < leaseDurationMs))
+    problems.push(`${ENV.renewDeadlineSeconds} must be less than ${ENV.leaseDurationSeconds}`);
+
+  let mounts = {};
+  try {
+    mounts = parseVolumeMounts(env.KANRI_VOLUME_MOUNTS);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  if (problems.length > 0) throw new AgentConfigError(`invalid agent environment: ${problems.join('; ')}`);
+
+  const dataDir = resolveMountPath(PATH.data, mounts);
+  const runDir = resolveMountPath(PATH.run, mounts);
+  return {
+    cluster,
+    podName,
+    namespace,
+    podIP,
+    bootstrap: bootstrapRaw as Bootstrap,
+    superuserPassword,
+    replicationPassword,
+    pgBin: env.PG_BIN || undefined,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    dataDir,
+    pgdata: join(dataDir, 'pgdata'),
+    runDir,
+    socketDir: chooseSocketDir(runDir),
+  };
+}

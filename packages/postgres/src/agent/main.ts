@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+/**
+ * The instance agent's entrypoint: the main process of every Postgres Pod. Reads its environment
+ * (see ENV in the contract), serves /healthz, /readyz and /metrics on POD_IP:8000, runs postgres as
+ * its child, and on SIGTERM stops postgres (fast), releases the Lease if it held it, and exits 0.
+ */
+import { KubeClient } from '@kanri/client';
+import { ENV, PORT } from '../contract.js';
+import { Agent } from './agent.js';
+import { loadAgentConfig } from './config.js';
+import { startHttpServer } from './http-server.js';
+import { createAgentLogger } from './logger.js';
+import { AgentMetrics } from './metrics.js';
+import { findPgBin } from './pg-bin.js';
+import { Redactor } from './redactor.js';
+
+const SECRET_VARIABLES = [ENV.superuserPassword, ENV.replicationPassword];
+const redactor = new Redactor();
+
+async function main(): Promise<number> {
+  for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
+  const config = loadAgentConfig(process.env);
+  // postgres and the tools inherit the environment: the secrets stay in the agent only.
+  for (const name of SECRET_VARIABLES) delete process.env[name];
+  const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
+  const pgBin = findPgBin(config.pgBin);
+  const client = await KubeClient.load();
+  const metrics = new AgentMetrics();
+  const agent = new Agent({ config, pgBin, client, log, redactor, metrics });
+  const server = await startHttpServer(config.podIP, PORT.agent, agent, metrics.registry);
+  log.info(
+    { podIP: config.podIP, pgdata: config.pgdata, socketDir: config.socketDir, bootstrap: config.bootstrap, pgBin },
+    'agent started',
+  );
+
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) return;
+    log.info({ signal }, 'stopping');
+    agent.beginShutdown();
+    stop.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  let code = 0;
+  try {
+    await agent.run(stop.signal);
+  } catch (error) {
+    log.fatal({ err: error }, 'the agent failed');
+    code = 1;
+  }
+  server.close();
+  server.closeAllConnections();
+  await client.close().catch(() => undefined);
+  log.info({ code }, 'agent stopped');
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    // Before the logger exists (invalid environment): the message names variables, never values.
+    process.stderr.write(`kanri-agent: ${redactor.describe(error)}\n`);
+    process.exit(1);
+  },
+);

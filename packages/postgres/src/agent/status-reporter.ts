@@ -1,0 +1,117 @@
+/**
+ * The agent's status loop: every 2 s (or at once when woken) it observes postgres, updates the
+ * metrics and the readiness the probes answer from, and patches its own Pod (role label and
+ * InstanceReport annotation) when the report calls for a write.
+ */
+import type { KubeClient } from '@kanri/client';
+import { ANNOTATION, type InstanceReport, LABEL, type Role } from '../contract.js';
+import type { AgentConfig } from './config.js';
+import type { HealthSource } from './http-server.js';
+import type { LocalDb } from './local-db.js';
+import type { Logger } from './logger.js';
+import type { AgentMetrics } from './metrics.js';
+import type { PostgresProcess } from './postgres-process.js';
+import { buildReport, shouldWriteReport } from './report.js';
+import { Wakeup } from './wakeup.js';
+
+/** What the agent knows about itself that postgres cannot tell. */
+export interface AgentState {
+  /** Undefined until the boot plan is known: nothing is reported before that. */
+  readonly role: Role | undefined;
+  readonly leading: boolean;
+  /** Why the instance cannot serve at this stage; undefined once it runs. */
+  readonly phase: string | undefined;
+  readonly stopping: boolean;
+  /** Replicas: the primary's last reported LSN. */
+  readonly primaryLsn: string | undefined;
+}
+
+export interface StatusReporterOptions {
+  readonly config: AgentConfig;
+  readonly client: KubeClient;
+  readonly db: LocalDb;
+  readonly postgres: PostgresProcess;
+  readonly metrics: AgentMetrics;
+  readonly log: Logger;
+  readonly state: () => AgentState;
+}
+
+const PERIOD_MS = 2_000;
+/** The loop not ticking for this long makes /healthz fail. */
+const STALL_MS = 30_000;
+
+export class StatusReporter implements HealthSource {
+  readonly #options: StatusReporterOptions;
+  readonly #wakeup = new Wakeup();
+  #lastTickMs = performance.now();
+  #report: InstanceReport | undefined;
+  #written: { report: InstanceReport; atMs: number } | undefined;
+
+  constructor(options: StatusReporterOptions) {
+    this.#options = options;
+  }
+
+  health(): string | null {
+    if (performance.now() - this.#lastTickMs > STALL_MS) return 'the agent loop has stalled';
+    const { postgres } = this.#options;
+    if (postgres.wanted && !postgres.running) return 'postgres is not running (restarting)';
+    return null;
+  }
+
+  readiness(): string | null {
+    if (this.#options.state().stopping) return 'shutting down';
+    if (!this.#report) return 'no status yet';
+    return this.#report.ready ? null : (this.#report.message ?? 'not ready');
+  }
+
+  /** Look again now (the role, phase or postgres changed). */
+  wake(): void {
+    this.#wakeup.wake();
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      this.#lastTickMs = performance.now();
+      try {
+        await this.report(false);
+      } catch (error) {
+        this.#options.log.warn({ err: error }, 'cannot report on the Pod; retrying');
+      }
+      await this.#wakeup.wait(PERIOD_MS, signal);
+    }
+  }
+
+  /** Observes postgres and patches the Pod if the report calls for it (always, with `force`). */
+  async report(force: boolean): Promise<void> {
+    const { config, client, db, postgres, metrics, log } = this.#options;
+    const state = this.#options.state();
+    if (state.role === undefined) return;
+    const observation = postgres.running ? await db.observe() : { connected: false };
+    const report = buildReport({
+      role: state.role,
+      leading: state.leading,
+      observation,
+      primaryLsn: state.primaryLsn,
+      phaseMessage: state.stopping ? 'shutting down' : state.phase,
+      now: new Date(),
+    });
+    this.#report = report;
+    metrics.update(report, observation.connected, state.leading);
+    const now = performance.now();
+    if (!force && !shouldWriteReport(this.#written, report, now)) return;
+    await client.resource('v1', 'Pod').patch(
+      config.podName,
+      {
+        metadata: {
+          labels: { [LABEL.role]: report.role },
+          annotations: { [ANNOTATION.status]: JSON.stringify(report) },
+        },
+      },
+      { namespace: config.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
+    );
+    const last = this.#written?.report;
+    if (last?.ready !== report.ready || last?.role !== report.role)
+      log.info({ role: report.role, ready: report.ready, message: report.message }, 'instance status');
+    this.#written = { report, atMs: now };
+  }
+}

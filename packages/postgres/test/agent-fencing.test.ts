@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { KubeClient } from '@kanri/client';
+import {
+  type ControlPlane,
+  type FaultProxy,
+  isProcessAlive,
+  startControlPlane,
+  startFaultProxy,
+  waitFor,
+} from '@kanri/testenv';
+import { ANNOTATION, ENV, type InstanceReport, names } from '../src/contract.js';
+import {
+  type AgentProcess,
+  chownToPostgres,
+  createClusterObjects,
+  kubeconfigForAgents,
+  makePassword,
+  queryOnce,
+  randomPodIPs,
+  startAgent,
+  stopAgent,
+} from './fixtures/agent-cluster.js';
+
+const NAMESPACE = 'fence';
+const CLUSTER = 'fx';
+const [PRIMARY, REPLICA, GHOST] = ['fx-a-0', 'fx-a-1', 'fx-ghost'] as const;
+
+/** Short HA timings so the test sees a lost Lease within seconds. */
+const TIMINGS = { [ENV.leaseDurationSeconds]: '6', [ENV.renewDeadlineSeconds]: '4', [ENV.retryPeriodSeconds]: '1' };
+
+describe('instance agent: fencing and following the Lease', { timeout: 600_000 }, () => {
+  let cp: ControlPlane;
+  let proxy: FaultProxy;
+  let client: KubeClient;
+  let root: string;
+  let primary: AgentProcess;
+  let replica: AgentProcess;
+  const [primaryIP, replicaIP, ghostIP] = randomPodIPs(3) as [string, string, string];
+  const superuser = makePassword('');
+  const replication = makePassword('');
+  const figures: Record<string, number> = {};
+
+  const reportOf = async (pod: string): Promise<InstanceReport | undefined> => {
+    const raw = (await client.resource('v1', 'Pod').get(pod, { namespace: NAMESPACE })).metadata?.annotations?.[
+      ANNOTATION.status
+    ];
+    return raw ? (JSON.parse(raw) as InstanceReport) : undefined;
+  };
+  const accepts = (ip: string) =>
+    queryOnce(ip, 'postgres', superuser.password, 'SELECT 1').then(
+      () => true,
+      () => false,
+    );
+  const untilReady = (pod: string, role: string) =>
+    waitFor(
+      `${pod} to report ready as ${role}`,
+      async () => {
+        const report = await reportOf(pod);
+        return report?.ready && report.role === role ? report : undefined;
+      },
+      120_000,
+      250,
+    );
+  const dumpLogs = () => {
+    for (const agent of [primary, replica].filter(Boolean))
+      console.log(`---- ${agent.name} log tail ----\n${agent.log().split('\n').slice(-40).join('\n')}`);
+  };
+
+  before(async () => {
+    cp = await startControlPlane();
+    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+    proxy = await startFaultProxy(cp.server);
+    root = mkdtempSync(join(tmpdir(), 'kanri-fence-'));
+    chmodSync(root, 0o711);
+    const kubeconfig = kubeconfigForAgents(root, cp.kubeconfigPath);
+    // The primary reaches the API server only through the proxy, so the test can cut it off alone.
+    const proxied = join(root, 'kubeconfig-proxied');
+    writeFileSync(proxied, readFileSync(kubeconfig, 'utf8').replace(cp.server, proxy.url), { mode: 0o600 });
+    chownToPostgres(proxied);
+    await createClusterObjects(client, {
+      namespace: NAMESPACE,
+      cluster: CLUSTER,
+      pods: [
+        { name: PRIMARY, ip: primaryIP },
+        { name: REPLICA, ip: replicaIP },
+      ],
+      parameters: "shared_buffers = '16MB'\nmax_connections = 30\n",
+    });
+    const common = {
+      root,
+      namespace: NAMESPACE,
+      cluster: CLUSTER,
+      superuserPassword: superuser.password,
+      replicationPassword: replication.password,
+      env: TIMINGS,
+    };
+    // Both start together, as the operator starts them: the replica waits for a primary to clone.
+    const started = performance.now();
+    primary = startAgent({ ...common, name: PRIMARY, ip: primaryIP, bootstrap: 'initdb', kubeconfigPath: proxied });
+    replica = startAgent({
+      ...common,
+      name: REPLICA,
+      ip: replicaIP,
+      bootstrap: 'basebackup',
+      kubeconfigPath: kubeconfig,
+    });
+    try {
+      await untilReady(PRIMARY, 'primary');
+      await untilReady(REPLICA, 'replica');
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    }
+    figures.bothReadyFromColdStart = Math.round(performance.now() - started);
+  });
+
+  after(async () => {
+    for (const agent of [primary, replica].filter(Boolean)) {
+      await stopAgent(agent, 'SIGKILL');
+      const pid = agent.postmasterPid();
+      if (pid) process.kill(pid, 'SIGKILL');
+    }
+    await proxy?.close();
+    if (process.env.KANRI_KEEP_AGENT_LOGS) console.log(`agent logs kept in ${root}`);
+    else if (root) rmSync(root, { recursive: true, force: true });
+    await client?.close();
+    await cp?.stop();
+    console.log('figures (ms):', JSON.stringify(figures));
+  });
+
+  it('a primary cut off from the API server stops postgres, and resumes when it can renew again', async () => {
+    const postmaster = primary.postmasterPid();
+    assert.ok(postmaster);
+    const cut = performance.now();
+    proxy.refuseNew(true);
+    proxy.dropAll();
+    try {
+      await waitFor('the primary to stop postgres (fencing)', () => !isProcessAlive(postmaster), 30_000, 100);
+      figures.fencedAfterCut = Math.round(performance.now() - cut);
+      assert.equal(await accepts(primaryIP), false, 'the fenced primary takes no connections');
+      assert.equal(primary.child.exitCode, null, 'the agent itself keeps running');
+      assert.match(primary.log(), /FENCING/);
+    } finally {
+      proxy.refuseNew(false);
+    }
+    // Nobody took the Lease meanwhile: the same instance renews it and serves again.
+    await waitFor('the primary to accept connections again', () => accepts(primaryIP), 60_000, 250);
+    await untilReady(PRIMARY, 'primary');
+    await untilReady(REPLICA, 'replica');
+  });
+
+  it('a primary whose Lease is taken stops postgres; the replica follows the new holder', async () => {
+    await client.resource('v1', 'Pod').create({
+      metadata: { name: GHOST, namespace: NAMESPACE },
+      spec: {
+        serviceAccountName: names.instanceServiceAccount(CLUSTER),
+        containers: [{ name: 'postgres', image: 'kanri/postgres:15' }],
+      },
+    });
+    await client
+      .resource('v1', 'Pod')
+      .patchStatus(
+        GHOST,
+        { status: { podIP: ghostIP, podIPs: [{ ip: ghostIP }] } },
+        { namespace: NAMESPACE, type: 'merge' },
+      );
+    const postmaster = primary.postmasterPid();
+    assert.ok(postmaster);
+    const leases = client.resource('coordination.k8s.io/v1', 'Lease');
+    const lease = await leases.get(names.leaderLease(CLUSTER), { namespace: NAMESPACE });
+    await leases.update({
+      ...lease,
+      spec: {
+        ...lease.spec,
+        holderIdentity: GHOST,
+        leaseDurationSeconds: 600,
+        renewTime: new Date().toISOString().replace(/Z$/, '000Z'),
+      },
+    });
+
+    await waitFor('the former primary to stop postgres', () => !isProcessAlive(postmaster), 30_000, 100);
+    const report = await waitFor('the former primary to report why it waits', async () => {
+      const r = await reportOf(PRIMARY);
+      return r?.message?.startsWith('former primary') ? r : undefined;
+    });
+    assert.equal(report.ready, false);
+    assert.equal(report.role, 'replica');
+    assert.match(report.message ?? '', new RegExp(GHOST));
+    assert.match(primary.log(), /"reason":"fx-ghost holds the leader Lease now","msg":"FENCING/);
+    await waitFor(`the replica to stream from ${GHOST}'s address`, async () => {
+      const [row] = await queryOnce<{ primary_conninfo: string }>(
+        replicaIP,
+        'postgres',
+        superuser.password,
+        'SHOW primary_conninfo',
+      );
+      return row?.primary_conninfo.includes(`host=${ghostIP} `);
+    });
+    const [slot] = await queryOnce<{ primary_slot_name: string }>(
+      replicaIP,
+      'postgres',
+      superuser.password,
+      'SHOW primary_slot_name',
+    );
+    assert.equal(slot?.primary_slot_name, names.slot(REPLICA));
+  });
+
+  it('postgres dies with its agent, even when the agent is killed outright', async () => {
+    const postmaster = replica.postmasterPid();
+    assert.ok(postmaster);
+    await stopAgent(replica, 'SIGKILL');
+    await waitFor(
+      'the replica postmaster to exit after its agent was killed',
+      () => !isProcessAlive(postmaster),
+      30_000,
+      100,
+    );
+    assert.equal(await accepts(replicaIP), false);
+    // A fenced former primary (postgres already stopped) still ends cleanly on SIGTERM.
+    assert.deepEqual(await stopAgent(primary, 'SIGTERM'), { code: 0, signal: null });
+  });
+});
