@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import {
   startFaultProxy,
   waitFor,
 } from '@kanri/testenv';
+import { chooseSocketDir } from '../src/agent/config.js';
 import { ANNOTATION, ENV, type InstanceReport, names } from '../src/contract.js';
 import {
   type AgentProcess,
@@ -100,7 +101,15 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
     };
     // Both start together, as the operator starts them: the replica waits for a primary to clone.
     const started = performance.now();
-    primary = startAgent({ ...common, name: PRIMARY, ip: primaryIP, bootstrap: 'initdb', kubeconfigPath: proxied });
+    primary = startAgent({
+      ...common,
+      name: PRIMARY,
+      ip: primaryIP,
+      bootstrap: 'initdb',
+      kubeconfigPath: proxied,
+      // Too long for a unix socket path: postgres gets a short fallback directory under /tmp.
+      runDirName: `run-${'x'.repeat(90)}`,
+    });
     replica = startAgent({
       ...common,
       name: REPLICA,
@@ -220,7 +229,12 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
       100,
     );
     assert.equal(await accepts(replicaIP), false);
-    // A fenced former primary (postgres already stopped) still ends cleanly on SIGTERM.
+    // A fenced former primary (postgres already stopped) still ends cleanly on SIGTERM, and removes
+    // the fallback socket directory it used.
+    const fallback = chooseSocketDir(primary.runDir);
+    assert.notEqual(fallback, primary.runDir);
+    assert.match(primary.log(), new RegExp(`"socketDir":"${fallback}"`));
     assert.deepEqual(await stopAgent(primary, 'SIGTERM'), { code: 0, signal: null });
+    assert.equal(existsSync(fallback), false);
   });
 });

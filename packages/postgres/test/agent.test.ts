@@ -3,8 +3,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KubeClient, type KubeObject } from '@kanri/client';
+import { ForbiddenError, KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
+import { buildInstanceRoleRules } from '../src/agent/rbac.js';
 import { ANNOTATION, API_VERSION, type InstanceReport, KIND, LABEL, names, PORT } from '../src/contract.js';
 import {
   type AgentProcess,
@@ -78,13 +79,24 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
     root = mkdtempSync(join(tmpdir(), 'kanri-agent-'));
     // The agents run as the postgres user and must reach their directories below root.
     chmodSync(root, 0o711);
-    kubeconfig = kubeconfigForAgents(root, cp.kubeconfigPath);
+    // The agents run with exactly the instance Role's rules (as a user bound to it), not as admin.
+    const agentUser = await cp.addUser({ name: 'instance-agent' });
+    kubeconfig = kubeconfigForAgents(root, agentUser.kubeconfigPath);
     await createClusterObjects(client, {
       namespace: NAMESPACE,
       cluster: CLUSTER,
       pods: PODS.map((name, i) => ({ name, ip: ips[i] as string })),
       users: [{ name: 'app', databases: ['appdb'], options: 'CREATEDB CONNECTION LIMIT 20', password: app.password }],
       parameters: "shared_buffers = '16MB'\nmax_connections = 40\nwork_mem = '4MB'\nport = 6000\n",
+    });
+    await client.resource('rbac.authorization.k8s.io/v1', 'Role').create({
+      metadata: { name: 'instance', namespace: NAMESPACE },
+      rules: buildInstanceRoleRules(CLUSTER, ['app', 'reporter', 'evil']),
+    });
+    await client.resource('rbac.authorization.k8s.io/v1', 'RoleBinding').create({
+      metadata: { name: 'instance', namespace: NAMESPACE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'instance' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'instance-agent' }],
     });
   });
 
@@ -380,9 +392,35 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
     }
   });
 
-  it('never logs a password', () => {
+  it('ran with a Role that allows no more than the instance needs', async () => {
+    const asAgent = await KubeClient.load({ kubeconfig });
+    try {
+      await assert.rejects(
+        asAgent.resource('v1', 'Secret').get(names.superuserSecret(CLUSTER), { namespace: NAMESPACE }),
+        ForbiddenError,
+      );
+      await assert.rejects(asAgent.resource('v1', 'ConfigMap').list({ namespace: NAMESPACE }), ForbiddenError);
+      await assert.rejects(
+        asAgent.resource('v1', 'Pod').delete(PODS[1] as string, { namespace: NAMESPACE }),
+        ForbiddenError,
+      );
+      const secret = await asAgent
+        .resource('v1', 'Secret')
+        .get(names.userSecret(CLUSTER, 'app'), { namespace: NAMESPACE });
+      assert.ok(secret.data?.password);
+    } finally {
+      await asAgent.close();
+    }
+  });
+
+  it('never logs a password, and never met a forbidden request', () => {
     for (const agent of agents) {
       const log = agent.log();
+      assert.equal(
+        /forbidden/i.test(log),
+        false,
+        `${agent.name} was refused a request: the instance Role misses a rule`,
+      );
       assert.ok(log.length > 1000, `${agent.name} logged`);
       for (const secret of [superuser, replication, app]) {
         assert.equal(log.includes(secret.core), false, `${agent.name}'s log holds a password`);

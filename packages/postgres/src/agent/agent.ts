@@ -8,7 +8,7 @@
  * retried, never fatal. On stop, the primary stops postgres before it releases the Lease.
  */
 
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '@kanri/client';
@@ -127,6 +127,8 @@ export class Agent implements HealthSource {
       await status;
       await this.#status.report(true).catch(() => undefined);
       await this.#db.close().catch(() => undefined);
+      // A fallback socket directory under /tmp outlives the Pod otherwise; rmdir leaves it if not empty.
+      if (socketDir !== runDir) await rmdir(socketDir).catch(() => undefined);
     }
   }
 

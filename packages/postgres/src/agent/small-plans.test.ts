@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { planBoot, shouldPromote } from './bootstrap-plan.js';
 import { lsnDistance, maxLsn, parseLsn } from './lsn.js';
+import { buildInstanceRoleRules } from './rbac.js';
 import { Redactor } from './redactor.js';
 import { planSlots } from './slots-plan.js';
 import { quoteIdent, quoteLiteral } from './sql-quote.js';
@@ -74,4 +75,19 @@ it('quotes identifiers and literals', () => {
   assert.equal(quoteIdent('a"b'), '"a""b"');
   assert.equal(quoteLiteral("it's \\"), "'it''s \\'");
   assert.throws(() => quoteIdent('a\0'), /NUL/);
+});
+
+it('pins the instance Role to the cluster’s object names, and grants no Secret without users', () => {
+  const withUsers = buildInstanceRoleRules('pg', ['app']);
+  assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('secrets'))?.resourceNames, ['pg-pguser-app']);
+  assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('configmaps'))?.resourceNames, ['pg-config']);
+  const withoutUsers = buildInstanceRoleRules('pg', []);
+  assert.equal(
+    withoutUsers.some((rule) => rule.resources?.includes('secrets')),
+    false,
+  );
+  assert.equal(
+    withoutUsers.some((rule) => rule.verbs?.includes('*') || rule.resources?.includes('*')),
+    false,
+  );
 });
