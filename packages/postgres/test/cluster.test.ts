@@ -48,6 +48,11 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
       await db.end();
     }
   };
+  const scale = (replicas: number) =>
+    clusters(env.client).patch('hippo', [{ op: 'replace', path: '/spec/instances/0/replicas', value: replicas }], {
+      namespace: 'default',
+      type: 'json',
+    });
   const streamingReplicas = async () =>
     (await primarySql("select application_name from pg_stat_replication where state = 'streaming'")).map(
       (r) => r.application_name as string,
@@ -173,14 +178,7 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
 
   it('scales 3 → 5 (new replicas catch up) and 5 → 2 (never the primary; their volumes deleted)', async () => {
     const primary = (await clusters(env.client).get('hippo', { namespace: 'default' })).status?.primary;
-    await clusters(env.client).patch(
-      'hippo',
-      { spec: { instances: [{ name: 'i', replicas: 5 }] } },
-      {
-        namespace: 'default',
-        type: 'merge',
-      },
-    );
+    await scale(5);
     await waitReady(env.client, 'hippo', 5, 300_000);
     await waitFor('4 streaming replicas', async () => (await streamingReplicas()).length === 4, 60_000, 500);
     await primarySql("insert into t values (2, 'after scale-up')");
@@ -198,14 +196,7 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
         await db.end();
       }
     }
-    await clusters(env.client).patch(
-      'hippo',
-      { spec: { instances: [{ name: 'i', replicas: 2 }] } },
-      {
-        namespace: 'default',
-        type: 'merge',
-      },
-    );
+    await scale(2);
     const two = await waitReady(env.client, 'hippo', 2, 120_000);
     assert.equal(two.status?.primary, primary, 'the primary stays');
     await waitFor('3 Pods to be gone', async () => (await pods('hippo')).length === 2, 60_000, 500);

@@ -37,7 +37,8 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
   const now = input.now ?? new Date();
   const generation = cluster.metadata?.generation;
   const previous = cluster.status;
-  const staleAfter = input.staleAfterMs ?? 60_000;
+  // Agents refresh their report at least every 10 s; three missed refreshes mean it is not serving.
+  const staleAfter = input.staleAfterMs ?? 30_000;
   const instances = [...pods]
     .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
     .map((pod) => {

@@ -13,15 +13,10 @@ export const postgresOperator = defineOperator({
   // (RBAC forbids granting more than you have).
   extraRules: [
     { apiGroups: ['postgres.kanri.dev'], resources: ['postgresclusters'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] },
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-    {
-      apiGroups: ['coordination.k8s.io'],
-      resources: ['leases'],
-      verbs: ['create', 'get', 'list', 'watch', 'update', 'patch'],
-    },
-    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update', 'watch'] },
   ],
   plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
 });

@@ -1,36 +1,22 @@
 /**
- * What the instance agents may do: exactly their cluster's objects in their namespace. Pure.
- * Secrets are readable by name only, so an instance cannot read other applications' Secrets.
+ * The instance agents' ServiceAccount, Role and RoleBinding: exactly their cluster's objects in
+ * their namespace, by name wherever Kubernetes allows (see buildInstanceRoleRules). Pure.
  */
+
+import { buildInstanceRoleRules } from '../../agent/rbac.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { GROUP, names, PLURAL } from '../../contract.js';
+import { names } from '../../contract.js';
 import { clusterLabels } from './labels.js';
-import { secretNames } from './secrets.js';
 
 export function instanceRbac(cluster: PostgresCluster): Record<string, unknown>[] {
   const c = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace;
   const name = names.instanceServiceAccount(c);
   const metadata = { name, namespace, labels: clusterLabels(c) };
-  const rules = [
-    { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
-    {
-      apiGroups: [''],
-      resources: ['secrets'],
-      verbs: ['get'],
-      resourceNames: secretNames(cluster).map((s) => s.name),
-    },
-    // `create` cannot be limited by name; the rest can.
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    {
-      apiGroups: ['coordination.k8s.io'],
-      resources: ['leases'],
-      verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    },
-    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-  ];
+  const rules = buildInstanceRoleRules(
+    c,
+    (cluster.spec.users ?? []).map((u) => u.name),
+  );
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata, rules },
