@@ -21,7 +21,10 @@ it('kanri generate --check packages the Website operator into a chart that helm 
       [kanri, 'generate', '--operator', operator, '--out', out, '--no-dockerfile', '--check'],
       { cwd: out, timeout: 600_000 },
     );
-    assert.match(stdout, /check: helm lint --strict passed; helm template rendered 7 objects/);
+    // ServiceAccount, ClusterRole and binding, two Roles and bindings (Lease, webhook certificate),
+    // Deployment, the metrics and webhook Services, and the CRD deletion guard's configuration.
+    assert.match(stdout, /check: helm lint --strict passed; helm template rendered 11 objects/);
+    assert.match(stdout, /ValidatingWebhookConfiguration/);
     const crd = parse(await readFile(join(out, 'chart/website-operator/crds/websites.example.kanri.dev.yaml'), 'utf8'));
     assert.deepEqual(crd, Website.crd);
     const values = parse(await readFile(join(out, 'chart/website-operator/values.yaml'), 'utf8'));

@@ -30,6 +30,7 @@ export type {
   ResolvedPackaging,
 } from './packaging/index.js';
 export {
+  crdDeletionGuardFromEnv,
   DEFAULT_RESOURCES,
   helmChart,
   isOperatorDefinition,

@@ -12,7 +12,7 @@ import {
   type ManagerOptions,
 } from '@kanri/runtime';
 import type { CustomResourceDefinitionObject, ResourceDefinition } from './define-resource.js';
-import { managerOptionsFromEnv } from './packaging/runtime-env.js';
+import { crdDeletionGuardFromEnv, managerOptionsFromEnv, WEBHOOK_PORT } from './packaging/runtime-env.js';
 import { deriveRbac, type PolicyRule } from './rbac.js';
 
 export interface OperatorInput {
@@ -46,19 +46,24 @@ export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchN
   webhookManifests(): Record<string, unknown>[];
   /** The CRDs of every declared resource. */
   crds(): CustomResourceDefinitionObject[];
-  /** ServiceAccount, roles and bindings derived from the controllers. */
-  rbac(): Record<string, unknown>[];
+  /**
+   * ServiceAccount, roles and bindings derived from the controllers, with what the CRD deletion
+   * guard needs when it is on. `{ crdDeletionGuard: false }` leaves the guard's rules out, for an
+   * install that turns the guard off.
+   */
+  rbac(options?: { readonly crdDeletionGuard?: boolean }): Record<string, unknown>[];
   /**
    * Creates a manager with every controller added and leader election on, in the namespace the
    * Pod runs in (`POD_NAMESPACE`, set by the generated Deployment) or the operator's namespace;
    * `KANRI_LEADER_ELECTION=false` turns it off and `KANRI_BIND_ADDRESS` moves the health and
-   * metrics server (both set by the generated Deployment from its values).
+   * metrics server (both set by the generated Deployment from its values). In a cluster
+   * (`POD_NAMESPACE` set) it serves the CRD deletion guard on {@link WEBHOOK_PORT} unless
+   * `KANRI_CRD_DELETION_GUARD=false`.
    */
   manager(options?: ManagerOptions): Promise<Manager>;
 }
 
-/** Port of the admission webhook server in the operator's container. */
-export const WEBHOOK_PORT = 9443;
+export { WEBHOOK_PORT };
 
 const DNS_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -91,8 +96,8 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
   const certificateSecret = `${input.name}-webhook-cert`;
   const service = { name: `${input.name}-webhook`, namespace };
   const crdNames = () => definition.resources.map((r) => r.crd.metadata.name);
-  const guardRules = () =>
-    guard
+  const guardRules = (on: boolean) =>
+    on
       ? crdDeletionGuardRules({ crds: definition.crds() as never, configurationName, certificateSecret })
       : { clusterRules: [], namespaceRules: [] };
   const definition: OperatorDefinition = {
@@ -106,15 +111,17 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     crdDeletionGuard: guard,
     plurals: input.plurals ?? {},
     crds: () => definition.resources.map((r) => r.crd),
-    rbac: () =>
-      deriveRbac(definition.controllers, {
+    rbac: (options = {}) => {
+      const { clusterRules, namespaceRules } = guardRules(guard && options.crdDeletionGuard !== false);
+      return deriveRbac(definition.controllers, {
         name: definition.name,
         namespace,
         ...(input.watchNamespace ? { watchNamespace: input.watchNamespace } : {}),
-        extraRules: [...definition.extraRules, ...guardRules().clusterRules],
-        namespaceRules: guardRules().namespaceRules,
+        extraRules: [...definition.extraRules, ...clusterRules],
+        namespaceRules,
         plurals: definition.plurals,
-      }),
+      });
+    },
     webhookManifests: () => {
       if (!guard) return [];
       const labels = { 'app.kubernetes.io/name': definition.name, 'app.kubernetes.io/managed-by': 'kanri' };
@@ -141,8 +148,9 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
         // Leader election on a Lease in POD_NAMESPACE, unless the Deployment turns it off.
         ...managerOptionsFromEnv(process.env, namespace),
         // In a cluster (the generated Deployment sets POD_NAMESPACE) the webhook serves behind its
-        // Service; out of cluster (`kanri dev`, tests) it is opt-in through `options.webhook`.
-        ...(guard && process.env.POD_NAMESPACE
+        // Service; out of cluster (`kanri dev`, tests) it is opt-in through `options.webhook`. An
+        // install without the webhook's objects says so with KANRI_CRD_DELETION_GUARD=false.
+        ...(guard && process.env.POD_NAMESPACE && crdDeletionGuardFromEnv(process.env)
           ? {
               webhook: {
                 bindAddress: `:${WEBHOOK_PORT}`,

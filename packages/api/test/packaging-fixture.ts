@@ -14,7 +14,7 @@ export const Gizmo = defineResource({
   },
 });
 
-const gizmos = controller(Gizmo.apiVersion, Gizmo.kind)
+export const gizmos = controller(Gizmo.apiVersion, Gizmo.kind)
   .owns('v1', 'ConfigMap')
   .owns('apps/v1', 'Deployment')
   .reconcile(async () => undefined);

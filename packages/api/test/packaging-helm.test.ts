@@ -18,6 +18,18 @@ const RELEASE = 'gizmo';
 const NAMESPACE = 'gizmo-system';
 const FIELD_MANAGER = 'packaging-test';
 
+interface EndpointSliceShape {
+  endpoints?: { targetRef?: { name?: string } }[];
+  ports?: { name?: string; port?: number }[];
+}
+
+interface WebhookConfigurationShape {
+  webhooks: {
+    failurePolicy: string;
+    clientConfig: { service: { name: string; namespace: string; port: number; path: string } };
+  }[];
+}
+
 interface Rendered {
   readonly source: string;
   readonly object: KubeObject & { apiVersion: string; kind: string };
@@ -72,6 +84,15 @@ describe('the generated Helm chart with the real helm on a real control plane', 
   });
 
   after(async () => {
+    // With no webhook server behind it (kwok Pods run nothing) the guard fails closed, and any CRD
+    // deletion would make the API server dial the Service's ClusterIP, off the loopback. So the
+    // configuration goes first, and nothing here deletes a CRD while it exists.
+    await client
+      ?.resource<KubeObject>('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration')
+      .delete('gizmo-operator-crd-deletion-guard')
+      .catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
     await client?.close();
     await cp?.stop();
     await rm(dir, { recursive: true, force: true });
@@ -82,17 +103,33 @@ describe('the generated Helm chart with the real helm on a real control plane', 
     assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/);
   });
 
-  it('renders RBAC, Deployment and Service from templates/ and the CRDs only from crds/', async () => {
+  it('renders RBAC, Deployment, Services and the webhook configuration from templates/ and the CRDs only from crds/', async () => {
     const rendered = parseRendered(await helmRun('template', RELEASE, chartDir, '--namespace', NAMESPACE));
     assert.deepEqual(rendered.map((r) => r.object.kind).sort(), [
       'ClusterRole',
       'ClusterRoleBinding',
       'Deployment',
       'Role',
+      'Role',
+      'RoleBinding',
       'RoleBinding',
       'Service',
+      'Service',
       'ServiceAccount',
+      'ValidatingWebhookConfiguration',
     ]);
+    for (const r of rendered) {
+      if (r.object.kind.startsWith('Cluster') || r.object.kind === 'ValidatingWebhookConfiguration') {
+        assert.equal(r.object.metadata?.namespace, undefined, `${r.object.kind} is cluster-scoped`);
+      } else {
+        assert.equal(r.object.metadata?.namespace, NAMESPACE, `${r.object.kind} ${r.object.metadata?.name}`);
+      }
+    }
+    const configuration = rendered.find((r) => r.object.kind === 'ValidatingWebhookConfiguration')
+      ?.object as unknown as {
+      webhooks: { clientConfig: { service: { name: string; namespace: string } } }[];
+    };
+    assert.deepEqual(configuration.webhooks[0]?.clientConfig.service.namespace, NAMESPACE);
     // What `helm uninstall` deletes is exactly what the templates render: no CRD is among them.
     for (const r of rendered) assert.match(r.source, /^gizmo-operator\/templates\//, r.object.kind);
     const withCrds = parseRendered(await helmRun('template', RELEASE, chartDir, '--include-crds'));
@@ -109,6 +146,37 @@ describe('the generated Helm chart with the real helm on a real control plane', 
     assert.equal(deployment.spec?.replicas, 2);
     assert.equal(deployment.spec?.template.spec?.containers[0]?.image, 'registry.example/gizmo-operator:1.4.2');
     await assert.rejects(helmRun('template', RELEASE, chartDir, '--set', 'leaderElection=maybe'), /leaderElection/);
+    await assert.rejects(helmRun('template', RELEASE, chartDir, '--set', 'metrics.port=9443'), /webhook's port/);
+  });
+
+  it('renders no webhook objects, none of their RBAC, and tells the operator, with crdDeletionGuard.enabled=false', async () => {
+    const rendered = parseRendered(
+      await helmRun('template', RELEASE, chartDir, '--namespace', NAMESPACE, '--set', 'crdDeletionGuard.enabled=false'),
+    );
+    assert.deepEqual(rendered.map((r) => `${r.object.kind}/${r.object.metadata?.name}`).sort(), [
+      'ClusterRole/gizmo-operator',
+      'ClusterRoleBinding/gizmo-operator',
+      'Deployment/gizmo-operator',
+      'Role/gizmo-operator-leader-election',
+      'RoleBinding/gizmo-operator-leader-election',
+      'Service/gizmo-operator-metrics',
+      'ServiceAccount/gizmo-operator',
+    ]);
+    const clusterRole = rendered.find((r) => r.object.kind === 'ClusterRole')?.object as unknown as {
+      rules: { resources: string[] }[];
+    };
+    assert.ok(clusterRole.rules.length > 0);
+    assert.equal(
+      clusterRole.rules.some((r) => r.resources.includes('validatingwebhookconfigurations')),
+      false,
+    );
+    const deployment = rendered.find((r) => r.object.kind === 'Deployment')?.object as Deployment;
+    const env = deployment.spec?.template.spec?.containers[0]?.env ?? [];
+    assert.equal(env.find((e) => e.name === 'KANRI_CRD_DELETION_GUARD')?.value, 'false');
+    await assert.rejects(
+      helmRun('template', RELEASE, chartDir, '--set', 'crdDeletionGuard.enabled=sometimes'),
+      /crdDeletionGuard/,
+    );
   });
 
   it('applies to the API server, dry run first and then for real, and the operator Pod becomes Ready', async () => {
@@ -163,6 +231,69 @@ describe('the generated Helm chart with the real helm on a real control plane', 
       60_000,
     );
     assert.equal(deployment.metadata?.labels?.['app.kubernetes.io/managed-by'], 'Helm');
+
+    // The webhook Service selects exactly this Pod, on the container port named "webhook".
+    const slice = await waitFor(
+      'an EndpointSlice of the webhook Service with the operator Pod in it',
+      async () => {
+        const slices = await client
+          .resource<KubeObject & EndpointSliceShape>('discovery.k8s.io/v1', 'EndpointSlice')
+          .list({
+            namespace: NAMESPACE,
+            labelSelector: 'kubernetes.io/service-name=gizmo-operator-webhook',
+          });
+        return slices.items.find((s) => s.endpoints?.some((e) => e.targetRef?.name === pod.metadata?.name));
+      },
+      60_000,
+      250,
+    );
+    assert.deepEqual(
+      slice.ports?.map((p) => [p.name, p.port]),
+      [['webhook', 9443]],
+    );
+    const configuration = await client
+      .resource<KubeObject & WebhookConfigurationShape>(
+        'admissionregistration.k8s.io/v1',
+        'ValidatingWebhookConfiguration',
+      )
+      .get('gizmo-operator-crd-deletion-guard');
+    assert.deepEqual(configuration.webhooks[0]?.clientConfig.service, {
+      name: 'gizmo-operator-webhook',
+      namespace: NAMESPACE,
+      port: 443,
+      path: '/validate-crd-deletion',
+    });
+    assert.equal(configuration.webhooks[0]?.failurePolicy, 'Fail');
+    const role = await client
+      .resource<KubeObject>('rbac.authorization.k8s.io/v1', 'Role')
+      .get('gizmo-operator-namespace', {
+        namespace: NAMESPACE,
+      });
+    assert.equal(role.metadata?.namespace, NAMESPACE);
+  });
+
+  it("makes the operator's manager serve the guard in the cluster, unless the Deployment says KANRI_CRD_DELETION_GUARD=false", async () => {
+    const saved = { ns: process.env.POD_NAMESPACE, guard: process.env.KANRI_CRD_DELETION_GUARD };
+    const restore = (name: string, value: string | undefined) => {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    };
+    try {
+      // Created, never started: what matters is whether the manager has a webhook runner.
+      const options = { client, bindAddress: false, handleSignals: false } as const;
+      process.env.POD_NAMESPACE = NAMESPACE;
+      delete process.env.KANRI_CRD_DELETION_GUARD;
+      const serving = await gizmoOperator.manager(options);
+      assert.equal(serving.webhooks?.configurationName, 'gizmo-operator-crd-deletion-guard');
+      process.env.KANRI_CRD_DELETION_GUARD = 'false';
+      assert.equal((await gizmoOperator.manager(options)).webhooks, undefined);
+      delete process.env.POD_NAMESPACE;
+      delete process.env.KANRI_CRD_DELETION_GUARD;
+      assert.equal((await gizmoOperator.manager(options)).webhooks, undefined, 'out of cluster it is opt-in');
+    } finally {
+      restore('POD_NAMESPACE', saved.ns);
+      restore('KANRI_CRD_DELETION_GUARD', saved.guard);
+    }
   });
 
   it('applies the plain manifests (operator.yaml) too, with their own restricted Namespace', async () => {
@@ -173,5 +304,14 @@ describe('the generated Helm chart with the real helm on a real control plane', 
     assert.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
     const pod = await readyPod('gizmo-plain', 'app.kubernetes.io/name=gizmo-operator');
     assert.equal(pod.metadata?.namespace, 'gizmo-plain');
+    // One configuration per cluster: the plain install took it over and points it at its own Service.
+    const configuration = await client
+      .resource<KubeObject & WebhookConfigurationShape>(
+        'admissionregistration.k8s.io/v1',
+        'ValidatingWebhookConfiguration',
+      )
+      .get('gizmo-operator-crd-deletion-guard');
+    assert.equal(configuration.webhooks[0]?.clientConfig.service.namespace, 'gizmo-plain');
+    await client.resource<KubeObject>('v1', 'Service').get('gizmo-operator-webhook', { namespace: 'gizmo-plain' });
   });
 });

@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
 import { parse } from 'yaml';
 import {
+  crdDeletionGuardFromEnv,
+  defineOperator,
   helmChart,
   managerOptionsFromEnv,
   manifestsToYaml,
@@ -12,7 +14,7 @@ import {
   parseImage,
 } from '../src/index.js';
 import { block, inline, templateYaml, withValue } from '../src/packaging/template-yaml.js';
-import { gizmoOperator } from './packaging-fixture.js';
+import { Gizmo, gizmoOperator, gizmos } from './packaging-fixture.js';
 
 type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 
@@ -22,12 +24,12 @@ const deploymentOf = (objects: readonly Record<string, unknown>[]) =>
   find(objects, 'Deployment')[0] as unknown as Deployment;
 
 describe('operatorManifests', () => {
-  const { all, crds, rbac, workload } = operatorManifests(gizmoOperator);
+  const { all, crds, rbac, workload, webhook } = operatorManifests(gizmoOperator);
   const deployment = deploymentOf(all);
   const pod = deployment.spec?.template.spec;
   const container = pod?.containers[0];
 
-  it('lists namespace, CRDs, RBAC and workload in apply order, all in the operator namespace', () => {
+  it('lists namespace, CRDs, RBAC, workload and the webhook in apply order, all in the operator namespace', () => {
     assert.deepEqual(
       all.map((o) => o.kind),
       [
@@ -38,15 +40,20 @@ describe('operatorManifests', () => {
         'ClusterRoleBinding',
         'Role',
         'RoleBinding',
+        'Role',
+        'RoleBinding',
         'Deployment',
         'Service',
+        'Service',
+        'ValidatingWebhookConfiguration',
       ],
     );
     assert.equal(crds.length, 1);
-    assert.equal(rbac.length, 5);
+    assert.equal(rbac.length, 7);
     assert.equal(workload.length, 2);
-    for (const o of [...rbac, ...workload] as Obj[]) {
-      if (o.kind.startsWith('Cluster')) continue;
+    assert.equal(webhook.length, 2);
+    for (const o of [...rbac, ...workload, ...webhook] as Obj[]) {
+      if (o.kind.startsWith('Cluster') || o.kind === 'ValidatingWebhookConfiguration') continue;
       assert.equal(o.metadata.namespace, 'gizmo-operator-system', `${o.kind} namespace`);
     }
     const ns = find(all, 'Namespace')[0] as Obj & { metadata: { labels: Record<string, string> } };
@@ -67,18 +74,24 @@ describe('operatorManifests', () => {
   });
 
   it('probes /healthz and /readyz on the metrics port, which the Service exposes', () => {
-    assert.deepEqual(container?.ports, [{ name: 'metrics', containerPort: 8080, protocol: 'TCP' }]);
+    assert.deepEqual(container?.ports?.[0], { name: 'metrics', containerPort: 8080, protocol: 'TCP' });
     assert.equal(container?.livenessProbe?.httpGet?.path, '/healthz');
     assert.equal(container?.livenessProbe?.httpGet?.port, 'metrics');
     assert.equal(container?.readinessProbe?.httpGet?.path, '/readyz');
     assert.equal(container?.readinessProbe?.httpGet?.port, 'metrics');
-    const service = find(all, 'Service')[0] as Obj & { spec: { ports: unknown[]; selector: unknown } };
+    const service = find(all, 'Service').find((o) => o.metadata.name === 'gizmo-operator-metrics') as Obj & {
+      spec: { ports: unknown[]; selector: unknown };
+    };
     assert.deepEqual(service.spec.ports, [{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
     assert.deepEqual(service.spec.selector, deployment.spec?.selector.matchLabels);
-    const moved = deploymentOf(operatorManifests(gizmoOperator, { metricsPort: 9443 }).all);
+    const moved = deploymentOf(operatorManifests(gizmoOperator, { metricsPort: 9090 }).all);
     const c = moved.spec?.template.spec?.containers[0];
-    assert.equal(c?.ports?.[0]?.containerPort, 9443);
-    assert.equal(c?.env?.find((e) => e.name === 'KANRI_BIND_ADDRESS')?.value, ':9443');
+    assert.equal(c?.ports?.[0]?.containerPort, 9090);
+    assert.equal(c?.env?.find((e) => e.name === 'KANRI_BIND_ADDRESS')?.value, ':9090');
+    assert.throws(
+      () => operatorManifests(gizmoOperator, { metricsPort: 9443 }),
+      /metricsPort 9443 is the admission webhook's port/,
+    );
   });
 
   it('sets resource requests and limits', () => {
@@ -99,8 +112,9 @@ describe('operatorManifests', () => {
       fieldRef: { fieldPath: 'metadata.namespace' },
     });
     assert.equal(env.find((e) => e.name === 'KANRI_LEADER_ELECTION')?.value, 'true');
-    const role = find(rbac, 'Role')[0] as Obj & { rules: { resources: string[]; verbs: string[] }[] };
-    assert.equal(role.metadata.name, 'gizmo-operator-leader-election');
+    const role = find(rbac, 'Role').find((r) => r.metadata.name === 'gizmo-operator-leader-election') as Obj & {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
     assert.deepEqual(role.rules[0]?.resources, ['leases']);
     const off = deploymentOf(operatorManifests(gizmoOperator, { leaderElection: false }).all);
     assert.equal(
@@ -122,6 +136,9 @@ describe('operatorManifests', () => {
       bindAddress: ':9443',
     });
     assert.throws(() => managerOptionsFromEnv({ KANRI_LEADER_ELECTION: 'yes' }, 'x'), /KANRI_LEADER_ELECTION must be/);
+    assert.equal(crdDeletionGuardFromEnv({}), true);
+    assert.equal(crdDeletionGuardFromEnv({ KANRI_CRD_DELETION_GUARD: 'False' }), false);
+    assert.throws(() => crdDeletionGuardFromEnv({ KANRI_CRD_DELETION_GUARD: '0' }), /KANRI_CRD_DELETION_GUARD must be/);
   });
 
   it('adds a ServiceMonitor only when enabled', () => {
@@ -142,6 +159,16 @@ describe('operatorManifests', () => {
     const binding = find(moved.rbac, 'ClusterRoleBinding')[0] as Obj & { subjects: { namespace: string }[] };
     assert.equal(binding.subjects[0]?.namespace, 'ops');
     assert.equal(find(moved.rbac, 'ServiceAccount')[0]?.metadata.namespace, 'ops');
+    for (const role of [...find(moved.rbac, 'Role'), ...find(moved.rbac, 'RoleBinding')]) {
+      assert.equal(role.metadata.namespace, 'ops', `${role.kind} ${role.metadata.name}`);
+    }
+    const [service, configuration] = moved.webhook as Obj[];
+    assert.equal(service?.metadata.namespace, 'ops');
+    assert.equal(
+      (configuration as unknown as Configuration).webhooks[0]?.clientConfig.service?.namespace,
+      'ops',
+      'the configuration calls the Service where it is',
+    );
   });
 
   it('names the option at fault', () => {
@@ -167,6 +194,118 @@ describe('operatorManifests', () => {
       .slice(1)
       .map((d) => parse(d));
     assert.deepEqual(docs, JSON.parse(JSON.stringify(all)));
+  });
+});
+
+interface Configuration {
+  metadata: { name: string; namespace?: string };
+  webhooks: {
+    clientConfig: { service?: { name: string; namespace: string; port: number }; caBundle?: string };
+    failurePolicy: string;
+    rules: { operations: string[]; resources: string[] }[];
+  }[];
+}
+type Rules = { resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+const guardRule = (objects: readonly Record<string, unknown>[]) =>
+  ((find(objects, 'ClusterRole')[0]?.rules ?? []) as Rules).find((r) =>
+    r.resources.includes('validatingwebhookconfigurations'),
+  );
+const namespaceRole = (objects: readonly Record<string, unknown>[]) =>
+  find(objects, 'Role').find((r) => r.metadata.name === 'gizmo-operator-namespace');
+
+describe('operatorManifests with the CRD deletion guard', () => {
+  const { all, rbac, webhook } = operatorManifests(gizmoOperator);
+  const deployment = deploymentOf(all);
+  const container = deployment.spec?.template.spec?.containers[0];
+  const [service, configuration] = webhook as [
+    Obj & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: unknown }[] } },
+    Obj & Configuration,
+  ];
+
+  it('serves the webhook on container port 9443, named, with the root filesystem still read-only', () => {
+    assert.deepEqual(container?.ports?.[1], { name: 'webhook', containerPort: 9443, protocol: 'TCP' });
+    assert.equal(container?.env?.find((e) => e.name === 'KANRI_CRD_DELETION_GUARD')?.value, 'true');
+    assert.equal(container?.securityContext?.readOnlyRootFilesystem, true);
+  });
+
+  it('has a Service selecting the Pods by the labels their template carries, in front of that port', () => {
+    assert.equal(service.kind, 'Service');
+    assert.equal(service.metadata.name, 'gizmo-operator-webhook');
+    const podLabels = deployment.spec?.template.metadata?.labels ?? {};
+    assert.ok(Object.keys(service.spec.selector).length > 0);
+    for (const [k, v] of Object.entries(service.spec.selector)) assert.equal(podLabels[k], v, `Pod label ${k}`);
+    assert.deepEqual(service.spec.selector, deployment.spec?.selector.matchLabels);
+    assert.deepEqual(
+      service.spec.ports.map((p) => [p.port, p.targetPort]),
+      [[443, 'webhook']],
+    );
+  });
+
+  it('has a cluster-scoped configuration calling that Service, failing closed, for CRD DELETE only, without a caBundle', () => {
+    assert.equal(configuration.kind, 'ValidatingWebhookConfiguration');
+    assert.equal(configuration.metadata.name, 'gizmo-operator-crd-deletion-guard');
+    assert.equal(configuration.metadata.namespace, undefined);
+    const [hook] = configuration.webhooks;
+    assert.deepEqual(hook?.clientConfig.service && { ...hook.clientConfig.service, path: undefined }, {
+      name: 'gizmo-operator-webhook',
+      namespace: 'gizmo-operator-system',
+      port: 443,
+      path: undefined,
+    });
+    assert.equal(hook?.clientConfig.caBundle, undefined, 'the operator sets the caBundle when it starts');
+    assert.equal(hook?.failurePolicy, 'Fail');
+    assert.deepEqual(hook?.rules[0]?.operations, ['DELETE']);
+    assert.deepEqual(hook?.rules[0]?.resources, ['customresourcedefinitions']);
+  });
+
+  it("grants the guard's RBAC: get/patch on its configuration, and the certificate Secret in the operator namespace", () => {
+    assert.deepEqual(guardRule(rbac)?.resourceNames, ['gizmo-operator-crd-deletion-guard']);
+    const role = namespaceRole(rbac) as Obj & { rules: Rules };
+    assert.equal(role.metadata.namespace, 'gizmo-operator-system');
+    assert.ok(role.rules.some((r) => r.resourceNames?.includes('gizmo-operator-webhook-cert')));
+  });
+
+  it('leaves the webhook objects and their RBAC out when the install turns the guard off, and tells the operator', () => {
+    const off = operatorManifests(gizmoOperator, { crdDeletionGuard: false });
+    assert.deepEqual(off.webhook, []);
+    assert.equal(find(off.all, 'ValidatingWebhookConfiguration').length, 0);
+    assert.deepEqual(
+      find(off.all, 'Service').map((o) => o.metadata.name),
+      ['gizmo-operator-metrics'],
+    );
+    assert.equal(guardRule(off.rbac), undefined);
+    assert.equal(namespaceRole(off.rbac), undefined);
+    const env = deploymentOf(off.all).spec?.template.spec?.containers[0]?.env ?? [];
+    assert.equal(env.find((e) => e.name === 'KANRI_CRD_DELETION_GUARD')?.value, 'false');
+  });
+
+  it('has no guard at all for a namespace-scoped operator, and will not add one', () => {
+    const scoped = defineOperator({
+      name: 'gizmo-operator',
+      resources: [Gizmo],
+      controllers: [gizmos],
+      watchNamespace: 'team-a',
+    });
+    const m = operatorManifests(scoped);
+    assert.deepEqual(m.webhook, []);
+    assert.equal(find(m.all, 'ValidatingWebhookConfiguration').length, 0);
+    assert.equal(namespaceRole(m.rbac), undefined);
+    const c = deploymentOf(m.all).spec?.template.spec?.containers[0];
+    assert.deepEqual(
+      c?.ports?.map((p) => p.name),
+      ['metrics'],
+    );
+    assert.equal(
+      c?.env?.some((e) => e.name === 'KANRI_CRD_DELETION_GUARD'),
+      false,
+    );
+    assert.throws(() => operatorManifests(scoped, { crdDeletionGuard: true }), /crdDeletionGuard cannot be turned on/);
+    const chart = helmChart(scoped);
+    assert.equal(
+      chart.some((f) => f.path === 'templates/webhook.yaml'),
+      false,
+    );
+    assert.equal(parse(chart.find((f) => f.path === 'values.yaml')?.content ?? '').crdDeletionGuard, undefined);
   });
 });
 
@@ -202,6 +341,7 @@ describe('helmChart', () => {
     assert.equal(values.replicas, 1);
     assert.equal(values.leaderElection, true);
     assert.equal(values.serviceMonitor.enabled, false);
+    assert.deepEqual(values.crdDeletionGuard, { enabled: true });
     assert.deepEqual(values.resources.limits, { cpu: '500m', memory: '256Mi' });
     assert.deepEqual(
       Object.keys(JSON.parse(file('values.schema.json')).properties).sort(),
@@ -221,6 +361,34 @@ describe('helmChart', () => {
     assert.match(file('templates/servicemonitor.yaml'), /^\{\{- if \.Values\.serviceMonitor\.enabled \}\}$/m);
     assert.doesNotMatch(file('templates/rbac.yaml'), /gizmo-operator-system/, 'no fixed namespace in templates');
     assert.match(file('templates/NOTES.txt'), /helm uninstall` leaves them/);
+  });
+
+  it('templates the webhook objects under crdDeletionGuard.enabled, calling the Service in the release namespace', () => {
+    const webhook = file('templates/webhook.yaml');
+    assert.match(webhook, /^\{\{- if \.Values\.crdDeletionGuard\.enabled \}\}$/m);
+    assert.match(webhook, /^kind: ValidatingWebhookConfiguration$/m);
+    assert.match(
+      webhook,
+      /clientConfig:\n {6}service:\n {8}name: gizmo-operator-webhook\n {8}namespace: \{\{ \.Release\.Namespace \}\}\n/,
+    );
+    assert.match(webhook, /selector:\n {4}\{\{- include "gizmo-operator\.selectorLabels" \. \| nindent 4 \}\}/);
+    assert.doesNotMatch(webhook, /caBundle/);
+    const deployment = file('templates/deployment.yaml');
+    assert.ok(deployment.includes('value: {{ .Values.crdDeletionGuard.enabled | quote }}'));
+    assert.ok(deployment.includes('metrics.port 9443 is the admission webhook'));
+    // The guard's Role renders only with the guard, and in the release namespace.
+    const rbacYaml = file('templates/rbac.yaml');
+    const role = rbacYaml.indexOf('name: gizmo-operator-namespace');
+    assert.ok(role > 0);
+    assert.ok(
+      rbacYaml.lastIndexOf('{{- if .Values.crdDeletionGuard.enabled }}', role) >
+        rbacYaml.lastIndexOf('{{- end }}', role),
+    );
+    assert.match(rbacYaml.slice(role), /^ {2}namespace: \{\{ \.Release\.Namespace \}\}$/m);
+    const off = helmChart(gizmoOperator, { crdDeletionGuard: false });
+    assert.deepEqual(parse(off.find((f) => f.path === 'values.yaml')?.content ?? '').crdDeletionGuard, {
+      enabled: false,
+    });
   });
 });
 

@@ -55,10 +55,13 @@ describe('kanri generate', () => {
     assert.equal(result.code, 0, result.stderr);
     const out = join(project, 'deploy');
     assert.deepEqual((await readdir(join(out, 'crds'))).sort(), ['mine.yaml', 'websites.example.kanri.dev.yaml']);
+    // The second Role and RoleBinding let the CRD deletion guard keep its certificate in a Secret.
     assert.deepEqual(kindsOf(await readFile(join(out, 'rbac.yaml'), 'utf8')), [
       'ServiceAccount',
       'ClusterRole',
       'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
       'Role',
       'RoleBinding',
     ]);
@@ -70,8 +73,12 @@ describe('kanri generate', () => {
       'ClusterRoleBinding',
       'Role',
       'RoleBinding',
+      'Role',
+      'RoleBinding',
       'Deployment',
       'Service',
+      'Service',
+      'ValidatingWebhookConfiguration',
     ]);
     const chart = join(out, 'chart', 'website-operator');
     assert.deepEqual((await readdir(join(chart, 'crds'))).sort(), ['websites.example.kanri.dev.yaml']);
@@ -82,6 +89,7 @@ describe('kanri generate', () => {
       'rbac.yaml',
       'service.yaml',
       'servicemonitor.yaml',
+      'webhook.yaml',
     ]);
     assert.match(await readFile(join(chart, 'Chart.yaml'), 'utf8'), /^name: website-operator$/m);
     const dockerfile = await readFile(join(project, 'Dockerfile'), 'utf8');
@@ -89,20 +97,33 @@ describe('kanri generate', () => {
     assert.match(result.stdout, /wrote deploy\/chart\/website-operator\/values\.yaml/);
   });
 
-  it("never overwrites the user's Dockerfile, and takes --image and --out", async () => {
+  it("never overwrites the user's Dockerfile, and takes --image, --out and --no-crd-deletion-guard", async () => {
     const project = join(dir, 'own-dockerfile');
     await mkdir(project, { recursive: true });
     await writeFile(join(project, 'Dockerfile'), 'FROM scratch\n');
     const result = await kanri(
-      ['generate', '--operator', websiteOperator, '--out', 'k8s', '--image', 'registry.example/site:2.0.0'],
+      [
+        'generate',
+        '--operator',
+        websiteOperator,
+        '--out',
+        'k8s',
+        '--image',
+        'registry.example/site:2.0.0',
+        '--no-crd-deletion-guard',
+      ],
       project,
     );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(await readFile(join(project, 'Dockerfile'), 'utf8'), 'FROM scratch\n');
     assert.match(result.stdout, /kept Dockerfile/);
+    const operatorYaml = await readFile(join(project, 'k8s', 'operator.yaml'), 'utf8');
+    assert.match(operatorYaml, /image: registry\.example\/site:2\.0\.0/);
+    assert.equal(kindsOf(operatorYaml).includes('ValidatingWebhookConfiguration'), false);
+    assert.match(operatorYaml, /name: KANRI_CRD_DELETION_GUARD\n\s+value: "false"/);
     assert.match(
-      await readFile(join(project, 'k8s', 'operator.yaml'), 'utf8'),
-      /image: registry\.example\/site:2\.0\.0/,
+      await readFile(join(project, 'k8s', 'chart', 'website-operator', 'values.yaml'), 'utf8'),
+      /^crdDeletionGuard:\n {2}enabled: false$/m,
     );
     assert.match(
       await readFile(join(project, 'k8s', 'chart', 'website-operator', 'Chart.yaml'), 'utf8'),
@@ -151,6 +172,7 @@ describe('kanri generate', () => {
       '--namespace',
       '--check',
       '--no-dockerfile',
+      '--no-crd-deletion-guard',
     ]) {
       assert.ok(help.stdout.includes(option), option);
     }

@@ -8,4 +8,4 @@ export { manifestsToYaml, operatorManifests } from './manifests.js';
 export { isOperatorDefinition, operatorDefinitionProblem } from './operator-check.js';
 export type { PackagingOptions, ResolvedPackaging } from './options.js';
 export { DEFAULT_RESOURCES, OPERATOR_UID, parseImage, resolvePackaging } from './options.js';
-export { managerOptionsFromEnv, OPERATOR_ENV } from './runtime-env.js';
+export { crdDeletionGuardFromEnv, managerOptionsFromEnv, OPERATOR_ENV, WEBHOOK_PORT } from './runtime-env.js';

@@ -6,6 +6,7 @@ import {
   buildMetricsService,
   buildNamespace,
   buildServiceMonitor,
+  buildWebhookObjects,
   type ObjectSettings,
   relocateRbac,
 } from './operator-objects.js';
@@ -19,6 +20,8 @@ export interface OperatorManifests {
   readonly rbac: Record<string, unknown>[];
   /** Deployment, metrics Service and, when enabled, the ServiceMonitor. */
   readonly workload: Record<string, unknown>[];
+  /** The CRD deletion guard's Service and ValidatingWebhookConfiguration; empty without the guard. */
+  readonly webhook: Record<string, unknown>[];
   /** Everything above, in apply order. */
   readonly all: Record<string, unknown>[];
 }
@@ -39,12 +42,15 @@ function plainSettings(def: OperatorDefinition, r: ResolvedPackaging): ObjectSet
     leaderElection: String(r.leaderElection),
     serviceMonitorInterval: r.serviceMonitor.interval,
     serviceMonitorLabels: { ...labels, ...r.serviceMonitor.labels },
+    crdDeletionGuard: String(r.crdDeletionGuard),
   };
 }
 
 /**
  * Everything that installs and runs an operator: its Namespace, CRDs, RBAC (from `def.rbac()`),
- * Deployment and metrics Service, and a ServiceMonitor when asked for.
+ * Deployment and metrics Service, a ServiceMonitor when asked for, and, when the definition has
+ * the CRD deletion guard, the webhook's Service and ValidatingWebhookConfiguration (last: it
+ * refuses deleting the operator's CRDs, and only that, until the operator serves it).
  *
  * @example
  * ```ts
@@ -57,10 +63,11 @@ export function operatorManifests(def: OperatorDefinition, options: PackagingOpt
   const s = plainSettings(def, r);
   const namespace = r.createNamespace ? [buildNamespace(r.namespace, s.labels as Record<string, string>)] : [];
   const crds = def.crds().map((crd) => structuredClone(crd) as unknown as Record<string, unknown>);
-  const rbac = relocateRbac(def, r.namespace);
+  const rbac = relocateRbac(def, r.namespace, undefined, def.rbac({ crdDeletionGuard: r.crdDeletionGuard }));
   const workload = [buildDeployment(def, s), buildMetricsService(def, s)];
   if (r.serviceMonitor.enabled) workload.push(buildServiceMonitor(def, s));
-  return { namespace, crds, rbac, workload, all: [...namespace, ...crds, ...rbac, ...workload] };
+  const webhook = r.crdDeletionGuard ? buildWebhookObjects(def, s) : [];
+  return { namespace, crds, rbac, workload, webhook, all: [...namespace, ...crds, ...rbac, ...workload, ...webhook] };
 }
 
 /** Objects as one multi-document YAML stream, with an optional leading comment. */

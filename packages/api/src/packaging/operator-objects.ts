@@ -1,12 +1,13 @@
 /**
  * The objects that run an operator: its Deployment (non-root, read-only root filesystem, probes
- * on /healthz and /readyz, requests and limits, leader election), the metrics Service and the
- * optional ServiceMonitor. Each setting is data for plain manifests or a template hole for the
- * chart, so both come from these builders. Pure.
+ * on /healthz and /readyz, requests and limits, leader election), the metrics Service, the
+ * optional ServiceMonitor and the CRD deletion guard's webhook Service and configuration. Each
+ * setting is data for plain manifests or a template hole for the chart, so both come from these
+ * builders. Pure.
  */
 import type { OperatorDefinition } from '../operator.js';
 import { OPERATOR_UID } from './options.js';
-import { OPERATOR_ENV } from './runtime-env.js';
+import { OPERATOR_ENV, WEBHOOK_PORT } from './runtime-env.js';
 import type { Templated } from './template-yaml.js';
 
 type Labels = Record<string, string>;
@@ -27,6 +28,8 @@ export interface ObjectSettings {
   readonly leaderElection: Templated<string>;
   readonly serviceMonitorInterval: Templated<string>;
   readonly serviceMonitorLabels: Templated<Labels>;
+  /** `"true"` or `"false"`: whether the operator serves the CRD deletion guard (when its definition has one). */
+  readonly crdDeletionGuard: Templated<string>;
   /** Chart only: pod template annotations. */
   readonly podAnnotations?: Templated<Labels>;
   /** Chart only: more pod spec fields (imagePullSecrets, nodeSelector, tolerations, affinity). */
@@ -47,8 +50,13 @@ export function buildDeployment(def: OperatorDefinition, s: ObjectSettings): Obj
       { name: OPERATOR_ENV.podNamespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: OPERATOR_ENV.leaderElection, value: s.leaderElection },
       { name: OPERATOR_ENV.bindAddress, value: s.bindAddress },
+      ...(def.crdDeletionGuard ? [{ name: OPERATOR_ENV.crdDeletionGuard, value: s.crdDeletionGuard }] : []),
     ],
-    ports: [{ name: 'metrics', containerPort: s.metricsPort, protocol: 'TCP' }],
+    ports: [
+      { name: 'metrics', containerPort: s.metricsPort, protocol: 'TCP' },
+      // The guard's certificate lives in memory and a Secret, so the root filesystem stays read-only.
+      ...(def.crdDeletionGuard ? [{ name: 'webhook', containerPort: WEBHOOK_PORT, protocol: 'TCP' }] : []),
+    ],
     // /healthz answers as soon as the process serves; /readyz once every cache has synced.
     livenessProbe: {
       httpGet: { path: '/healthz', port: 'metrics' },
@@ -130,6 +138,40 @@ export function buildServiceMonitor(def: OperatorDefinition, s: ObjectSettings):
   };
 }
 
+/**
+ * `def.webhookManifests()` for this install: the Service in `s.namespace`, selecting the Pods by
+ * the labels the Deployment's Pod template has, and the cluster-scoped ValidatingWebhookConfiguration
+ * calling that Service. Its caBundle is left out: the operator sets it when it starts, and as the
+ * manifests never carry the field, re-applying them or upgrading the chart leaves it. Empty
+ * without the guard.
+ */
+export function buildWebhookObjects(def: OperatorDefinition, s: ObjectSettings): ObjectOut[] {
+  return def.webhookManifests().map((object) => {
+    const metadata = object.metadata as { name: string };
+    if (object.kind === 'Service') {
+      const spec = object.spec as { ports?: { targetPort?: number | string }[] };
+      // By name, as the metrics Service does: the Deployment names its container port `webhook`.
+      const ports = spec.ports?.map((p) => (p.targetPort === WEBHOOK_PORT ? { ...p, targetPort: 'webhook' } : p));
+      return {
+        ...object,
+        metadata: { name: metadata.name, namespace: s.namespace, labels: s.labels },
+        spec: { ...spec, selector: s.selectorLabels, ...(ports ? { ports } : {}) },
+      };
+    }
+    const webhooks = (object.webhooks as { clientConfig?: { service?: { namespace?: string } } }[] | undefined)?.map(
+      (webhook) => {
+        const service = webhook.clientConfig?.service;
+        if (!service || service.namespace !== def.namespace) return webhook;
+        return {
+          ...webhook,
+          clientConfig: { ...webhook.clientConfig, service: { ...service, namespace: s.namespace } },
+        };
+      },
+    );
+    return { ...object, metadata: { name: metadata.name, labels: s.labels }, ...(webhooks ? { webhooks } : {}) };
+  });
+}
+
 /** The operator's namespace, enforcing the `restricted` Pod Security profile its Pods meet. */
 export function buildNamespace(name: string, labels: Labels): ObjectOut {
   return {
@@ -147,15 +189,17 @@ export function buildNamespace(name: string, labels: Labels): ObjectOut {
 }
 
 /**
- * `def.rbac()` moved into `namespace`: every object in the definition's namespace, and every
- * ServiceAccount subject there, follows (Roles of a `watchNamespace` stay where they are).
+ * `def.rbac()` (or `objects` it returned) moved into `namespace`: every object in the definition's
+ * namespace, and every ServiceAccount subject there, follows (Roles of a `watchNamespace` stay
+ * where they are).
  */
 export function relocateRbac(
   def: OperatorDefinition,
   namespace: Templated<string>,
   labels?: Templated<Labels>,
+  objects: readonly ObjectOut[] = def.rbac(),
 ): ObjectOut[] {
-  return def.rbac().map((object) => {
+  return objects.map((object) => {
     const metadata = object.metadata as { namespace?: string; labels?: Labels };
     const moved: ObjectOut = {
       ...object,

@@ -1,6 +1,7 @@
 /** Options of the packaging builders, their defaults and their checks. Pure. */
 import type { ResourceRequirements } from 'kubernetes-types/core/v1.js';
 import type { OperatorDefinition } from '../operator.js';
+import { WEBHOOK_PORT } from './runtime-env.js';
 
 export interface PackagingOptions {
   /** Container image; default the definition's `image`. */
@@ -19,6 +20,12 @@ export interface PackagingOptions {
   readonly metricsPort?: number;
   /** Default true. */
   readonly leaderElection?: boolean;
+  /**
+   * Install the CRD deletion guard (its webhook Service and ValidatingWebhookConfiguration, the
+   * RBAC it needs, and `KANRI_CRD_DELETION_GUARD` on the Deployment); in the chart, the default of
+   * `crdDeletionGuard.enabled`. Default: the definition's `crdDeletionGuard`, which it cannot turn on.
+   */
+  readonly crdDeletionGuard?: boolean;
   /** A Prometheus Operator ServiceMonitor; off by default (its CRD may not be installed). */
   readonly serviceMonitor?: boolean | { readonly interval?: string; readonly labels?: Record<string, string> };
   /** Chart only. Default `0.1.0`. */
@@ -39,6 +46,7 @@ export interface ResolvedPackaging {
   readonly resources: ResourceRequirements;
   readonly metricsPort: number;
   readonly leaderElection: boolean;
+  readonly crdDeletionGuard: boolean;
   readonly serviceMonitor: {
     readonly enabled: boolean;
     readonly interval: string;
@@ -85,6 +93,17 @@ export function resolvePackaging(def: OperatorDefinition, options: PackagingOpti
   if (!Number.isInteger(metricsPort) || metricsPort < 1 || metricsPort > 65_535) {
     fail('metricsPort', `must be a port from 1 to 65535, not ${metricsPort}`);
   }
+  const crdDeletionGuard = options.crdDeletionGuard ?? def.crdDeletionGuard;
+  if (crdDeletionGuard && !def.crdDeletionGuard) {
+    fail(
+      'crdDeletionGuard',
+      'cannot be turned on here: the definition has no guard (it is namespace-scoped, has no resources, or set crdDeletionGuard: false)',
+    );
+  }
+  // The definition's guard sets the container port even when an install turns the guard off.
+  if (def.crdDeletionGuard && metricsPort === WEBHOOK_PORT) {
+    fail('metricsPort', `${metricsPort} is the admission webhook's port; choose another`);
+  }
   const leaderElection = options.leaderElection ?? true;
   if (!leaderElection && replicas > 1) {
     fail('replicas', `${replicas} needs leaderElection: true, or the replicas would all reconcile at once`);
@@ -103,6 +122,7 @@ export function resolvePackaging(def: OperatorDefinition, options: PackagingOpti
     resources: options.resources ?? DEFAULT_RESOURCES,
     metricsPort,
     leaderElection,
+    crdDeletionGuard,
     serviceMonitor: {
       enabled: options.serviceMonitor !== undefined && options.serviceMonitor !== false,
       interval: monitor.interval ?? '30s',

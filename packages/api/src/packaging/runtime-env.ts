@@ -1,9 +1,13 @@
 /**
  * The environment contract between the generated Deployment and the operator's manager: the
- * Deployment (or chart values) decide leader election and the health/metrics address, and
- * `OperatorDefinition.manager()` reads them, so a value in the chart is never a dead setting.
+ * Deployment (or chart values) decide leader election, the health/metrics address and whether the
+ * CRD deletion guard runs, and `OperatorDefinition.manager()` reads them, so a value in the chart
+ * is never a dead setting.
  */
 import type { ManagerOptions } from '@kanri/runtime';
+
+/** Port of the admission webhook server in the operator's container (the guard's Service targets it). */
+export const WEBHOOK_PORT = 9443;
 
 /** Environment variables the generated Deployment sets. */
 export const OPERATOR_ENV = {
@@ -13,7 +17,18 @@ export const OPERATOR_ENV = {
   leaderElection: 'KANRI_LEADER_ELECTION',
   /** `host:port` or `:port` of /healthz, /readyz and /metrics. Default `:8080`. */
   bindAddress: 'KANRI_BIND_ADDRESS',
+  /** `true` (default) or `false`: serve the CRD deletion guard webhook, whose objects the install then includes. */
+  crdDeletionGuard: 'KANRI_CRD_DELETION_GUARD',
 } as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `true` or `false` (any case, default `true` when unset or empty); anything else is a mistake worth stopping for. */
+function booleanFromEnv(env: Env, name: string): boolean {
+  const value = env[name]?.trim().toLowerCase() || 'true';
+  if (value !== 'true' && value !== 'false') throw new Error(`${name} must be "true" or "false", not "${env[name]}"`);
+  return value === 'true';
+}
 
 /**
  * The manager options the environment asks for: leader election on a Lease in `POD_NAMESPACE`
@@ -25,20 +40,27 @@ export const OPERATOR_ENV = {
  * ```
  */
 export function managerOptionsFromEnv(
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
   fallbackNamespace: string,
 ): Pick<ManagerOptions, 'leaderElection' | 'bindAddress'> {
-  const election = env[OPERATOR_ENV.leaderElection]?.trim().toLowerCase() || 'true';
-  if (election !== 'true' && election !== 'false') {
-    throw new Error(
-      `${OPERATOR_ENV.leaderElection} must be "true" or "false", not "${env[OPERATOR_ENV.leaderElection]}"`,
-    );
-  }
+  const election = booleanFromEnv(env, OPERATOR_ENV.leaderElection);
   const bindAddress = env[OPERATOR_ENV.bindAddress]?.trim();
   return {
-    ...(election === 'true'
-      ? { leaderElection: { namespace: env[OPERATOR_ENV.podNamespace] || fallbackNamespace } }
-      : {}),
+    ...(election ? { leaderElection: { namespace: env[OPERATOR_ENV.podNamespace] || fallbackNamespace } } : {}),
     ...(bindAddress ? { bindAddress } : {}),
   };
+}
+
+/**
+ * Whether the install wants the CRD deletion guard served: false only with
+ * `KANRI_CRD_DELETION_GUARD=false` (the chart's `crdDeletionGuard.enabled: false`, which also
+ * leaves out the webhook's Service and ValidatingWebhookConfiguration).
+ *
+ * @example
+ * ```ts
+ * if (guard && crdDeletionGuardFromEnv(process.env)) options.webhook = { ... };
+ * ```
+ */
+export function crdDeletionGuardFromEnv(env: Env): boolean {
+  return booleanFromEnv(env, OPERATOR_ENV.crdDeletionGuard);
 }

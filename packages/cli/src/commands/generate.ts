@@ -27,6 +27,8 @@ interface GenerateOptions {
   readonly chartVersion?: string;
   readonly appVersion?: string;
   readonly serviceMonitor?: boolean;
+  /** Commander sets it to true unless `--no-crd-deletion-guard`; only false is passed on (true is the definition's default). */
+  readonly crdDeletionGuard: boolean;
   readonly dockerfile: boolean;
   readonly check?: boolean;
 }
@@ -157,6 +159,7 @@ async function generate(options: GenerateOptions): Promise<void> {
     ...(options.chartVersion ? { chartVersion: options.chartVersion } : {}),
     ...(options.appVersion ? { appVersion: options.appVersion } : {}),
     ...(options.serviceMonitor ? { serviceMonitor: true } : {}),
+    ...(options.crdDeletionGuard === false ? { crdDeletionGuard: false } : {}),
   };
   const { helmChart, manifestsToYaml, operatorDockerfile, operatorManifests } = await api();
   const manifests = operatorManifests(def, packaging);
@@ -213,6 +216,12 @@ export function generateCommand(): Command {
     .option('--chart-version <semver>', 'version of the chart (default 0.1.0)')
     .option('--app-version <version>', "the chart's appVersion (default: the image tag)")
     .option('--service-monitor', 'add a Prometheus ServiceMonitor to operator.yaml and enable it in the chart values')
+    .addOption(
+      new Option(
+        '--no-crd-deletion-guard',
+        "leave the CRD deletion guard (webhook Service, ValidatingWebhookConfiguration, their RBAC) out of operator.yaml and default it off in the chart's values",
+      ),
+    )
     .addOption(new Option('--no-dockerfile', 'do not write ./Dockerfile (an existing one is never overwritten)'))
     .option('--check', 'lint and render the chart with the pinned helm (built on first use, ~1.5 min)')
     .addHelpText(
@@ -227,7 +236,9 @@ The Dockerfile's ENTRYPOINT is package.json "kanri.main" if set, else main.js be
 operator module (dist/src/main.js).
 
 CRDs are in the chart's crds/ folder: helm installs them first and never deletes them, so
-uninstalling the chart keeps every custom resource.`,
+uninstalling the chart keeps every custom resource. A cluster-scoped operator with resources
+also installs its CRD deletion guard (a webhook the operator serves on port 9443) that refuses
+deleting those CRDs while resources of them exist; chart value crdDeletionGuard.enabled.`,
     )
     .action((options: GenerateOptions) => generate(options));
 }
