@@ -35,3 +35,20 @@ if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtime
 }
 run(join(root, 'node_modules', '.bin', 'tsc'), ['-b'], 'compiling TypeScript (tsc -b)');
 run(process.execPath, [join(root, 'packages/cli/dist/src/main.js'), 'testenv', 'install'], 'control-plane binaries');
+
+// The PostgreSQL operator's tests and demo run real PostgreSQL through process nodes, as the
+// `postgres` user (postgres refuses to run as root). Debian's postgresql-15 provides both.
+const pgBin = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const hasPostgresUser = spawnSync('getent', ['passwd', 'postgres']).status === 0;
+if (!existsSync(join(pgBin, 'postgres')) || !hasPostgresUser) {
+  if (process.getuid?.() === 0 && spawnSync('which', ['apt-get']).status === 0) {
+    run('apt-get', ['update'], 'refreshing apt package lists');
+    run('apt-get', ['install', '-y', '--no-install-recommends', 'postgresql-15'], 'installing PostgreSQL 15 (apt)');
+  } else {
+    console.error(
+      `bootstrap: PostgreSQL 15 server binaries (${pgBin}/postgres) and a "postgres" OS user are needed; ` +
+        'install Debian/Ubuntu package postgresql-15 (or set PG_BIN to a PostgreSQL bin directory).',
+    );
+    process.exit(1);
+  }
+}

@@ -10,13 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import { type ControlPlane, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import pg from 'pg';
 import { type PostgresCluster, PostgresClusterResource, postgresOperator } from '../src/index.js';
 
 export const IMAGE = 'ghcr.io/kanri-dev/postgres';
 const dist = fileURLToPath(new URL('../src/', import.meta.url));
-export const AGENT_MAIN = join(dist, 'agent', 'main.js');
 const OPERATOR_MAIN = join(dist, 'operator', 'main.js');
 
 export interface PostgresEnv {
@@ -36,7 +35,12 @@ export async function startPostgresEnv(options: { processNodes?: number } = {}):
     controllers: true,
     processNodes: {
       count: options.processNodes ?? 2,
-      images: { [IMAGE]: { entrypoint: [process.execPath, AGENT_MAIN], user: 'postgres' } },
+      images: {
+        [IMAGE]: {
+          entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
+          user: 'postgres',
+        },
+      },
     },
   });
   const logDir = await mkdtemp(join(tmpdir(), 'kanri-pg-logs-'));

@@ -31,6 +31,7 @@ export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
+export { runnableAs } from './process-node/runnable-as.js';
 export type { ServiceAddressOptions, ServiceEndpoint } from './process-node/service-endpoints.js';
 export { serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
 export type { BinaryName, ComponentSpec } from './versions.js';

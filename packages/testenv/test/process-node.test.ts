@@ -9,6 +9,7 @@ import {
   type ControlPlane,
   findProcessContainer,
   PROCESS_NODE_LABEL,
+  runnableAs,
   serviceAddress,
   serviceEndpoints,
   startControlPlane,
@@ -108,7 +109,7 @@ describe('process nodes', () => {
         count: 2,
         images: {
           [IMAGE]: { entrypoint: [process.execPath, fixture] },
-          [AS_POSTGRES]: { entrypoint: [process.execPath, fixture], user: 'postgres' },
+          [AS_POSTGRES]: { entrypoint: [process.execPath, runnableAs('postgres', fixture)], user: 'postgres' },
         },
         maxGracePeriodSeconds: 5,
       },

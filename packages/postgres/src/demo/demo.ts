@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
-import { isProcessAlive, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import { isProcessAlive, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import { pino } from 'pino';
 import { type PostgresCluster, PostgresClusterResource } from '../api/postgres-cluster.js';
 import { names } from '../contract.js';
@@ -24,7 +24,6 @@ import { postgresOperator } from '../operator/definition.js';
 const CLUSTER = 'hippo';
 const NAMESPACE = 'default';
 const IMAGE = 'ghcr.io/kanri-dev/postgres';
-const AGENT_MAIN = fileURLToPath(new URL('../agent/main.js', import.meta.url));
 
 interface DemoState {
   readonly pid: number;
@@ -65,7 +64,18 @@ export async function serve(dir: string): Promise<void> {
   log('[1/5] Starting etcd, kube-apiserver, controllers, scheduler and 2 process nodes…');
   const cp = await startControlPlane({
     controllers: true,
-    processNodes: { count: 2, images: { [IMAGE]: { entrypoint: [process.execPath, AGENT_MAIN], user: 'postgres' } } },
+    processNodes: {
+      count: 2,
+      images: {
+        [IMAGE]: {
+          entrypoint: [
+            process.execPath,
+            runnableAs('postgres', fileURLToPath(new URL('../agent/main.js', import.meta.url))),
+          ],
+          user: 'postgres',
+        },
+      },
+    },
   });
   const admin = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   let manager: Awaited<ReturnType<typeof postgresOperator.manager>> | undefined;

@@ -1,0 +1,77 @@
+/**
+ * A process node runs an image's program as the image's user (say `postgres`, which refuses to
+ * run as root). That user must be able to read the program: a checkout in a private directory
+ * (under /root, for instance) is not readable. Then the built workspace (node_modules and every
+ * package's package.json and dist, keeping the symlink layout) is staged once into a
+ * world-readable directory under the OS temp dir, keyed by the script's build time.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+
+function readableBy(user: string, path: string): boolean {
+  const check = 'require("fs").accessSync(process.argv[1], 4)';
+  const result = spawnSync(
+    'setpriv',
+    [`--reuid=${user}`, `--regid=${user}`, '--init-groups', process.execPath, '-e', check, path],
+    { stdio: 'ignore' },
+  );
+  return result.status === 0;
+}
+
+/** The outermost directory above `path` holding node_modules and a package.json: the workspace root. */
+function workspaceRoot(path: string): string {
+  let root: string | undefined;
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules')) && existsSync(join(dir, 'package.json'))) root = dir;
+  }
+  if (!root) throw new Error(`no node_modules above ${path}: cannot stage it for another user`);
+  return root;
+}
+
+/** Copies package.json and dist of each package directory under `from` into `to`. */
+function copyBuilt(from: string, to: string): void {
+  if (existsSync(join(from, 'package.json'))) cpSync(join(from, 'package.json'), join(to, 'package.json'));
+  if (existsSync(join(from, 'dist'))) cpSync(join(from, 'dist'), join(to, 'dist'), { recursive: true });
+}
+
+/**
+ * `script`'s path, or that of a staged copy, such that `user` can read and run it. Without root
+ * (no user switch happens) it is `script` itself.
+ *
+ * @example
+ * ```ts
+ * const agent = runnableAs('postgres', fileURLToPath(new URL('./agent/main.js', import.meta.url)));
+ * await startControlPlane({
+ *   processNodes: { count: 1, images: { 'ghcr.io/x/pg': { entrypoint: [process.execPath, agent], user: 'postgres' } } },
+ * });
+ * ```
+ */
+export function runnableAs(user: string, script: string): string {
+  if (process.getuid?.() !== 0 || readableBy(user, script)) return script;
+  const root = workspaceRoot(script);
+  const stamp = Math.floor(statSync(script).mtimeMs).toString(36);
+  const staged = join(tmpdir(), `kanri-staged-${stamp}`);
+  const stagedScript = join(staged, relative(root, script));
+  if (existsSync(stagedScript)) return stagedScript;
+  const temp = `${staged}.${process.pid}`;
+  rmSync(temp, { recursive: true, force: true });
+  mkdirSync(temp, { recursive: true, mode: 0o755 });
+  cpSync(join(root, 'node_modules'), join(temp, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+  copyBuilt(root, temp);
+  if (existsSync(join(root, 'packages'))) {
+    for (const pkg of readdirSync(join(root, 'packages'))) {
+      copyBuilt(join(root, 'packages', pkg), join(temp, 'packages', pkg));
+    }
+  }
+  if (existsSync(join(root, 'examples'))) copyBuilt(join(root, 'examples'), join(temp, 'examples'));
+  spawnSync('chmod', ['-R', 'a+rX', temp]);
+  try {
+    renameSync(temp, staged);
+  } catch {
+    rmSync(temp, { recursive: true, force: true }); // another process staged it first
+  }
+  if (!existsSync(stagedScript)) throw new Error(`${script} is not part of the built workspace ${root}`);
+  return stagedScript;
+}
