@@ -2,8 +2,8 @@
  * A process node runs an image's program as the image's user (say `postgres`, which refuses to
  * run as root). That user must be able to read the program: a checkout in a private directory
  * (under /root, for instance) is not readable. Then the built workspace (node_modules and every
- * package's package.json and dist, keeping the symlink layout) is staged once into a
- * world-readable directory under the OS temp dir, keyed by the script's build time.
+ * package's package.json and dist, keeping the symlink layout) is staged once, as hard links where
+ * possible, into a world-readable directory under the OS temp dir, keyed by the script's build time.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -30,10 +30,35 @@ function workspaceRoot(path: string): string {
   return root;
 }
 
-/** Copies package.json and dist of each package directory under `from` into `to`. */
+/**
+ * Hard links when the temp dir is on the same filesystem (no space used, and the link bypasses
+ * the private parent directory); a copy otherwise.
+ */
+function linkOrCopy(from: string, to: string): void {
+  mkdirSync(dirname(to), { recursive: true });
+  if (spawnSync('cp', ['-al', from, to], { stdio: 'ignore' }).status === 0) return;
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+}
+
+/** Stages package.json and dist of the package directory `from` into `to`. */
 function copyBuilt(from: string, to: string): void {
   if (existsSync(join(from, 'package.json'))) cpSync(join(from, 'package.json'), join(to, 'package.json'));
-  if (existsSync(join(from, 'dist'))) cpSync(join(from, 'dist'), join(to, 'dist'), { recursive: true });
+  if (existsSync(join(from, 'dist'))) linkOrCopy(join(from, 'dist'), join(to, 'dist'));
+}
+
+/** Removes staged workspaces of earlier builds, once a day old. */
+function pruneStale(current: string): void {
+  const dayAgo = Date.now() - 86_400_000;
+  for (const entry of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), entry);
+    if (!entry.startsWith('kanri-staged-') || path === current) continue;
+    try {
+      if (statSync(path).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // Removed by another process meanwhile.
+    }
+  }
 }
 
 /**
@@ -58,7 +83,8 @@ export function runnableAs(user: string, script: string): string {
   const temp = `${staged}.${process.pid}`;
   rmSync(temp, { recursive: true, force: true });
   mkdirSync(temp, { recursive: true, mode: 0o755 });
-  cpSync(join(root, 'node_modules'), join(temp, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+  pruneStale(staged);
+  linkOrCopy(join(root, 'node_modules'), join(temp, 'node_modules'));
   copyBuilt(root, temp);
   if (existsSync(join(root, 'packages'))) {
     for (const pkg of readdirSync(join(root, 'packages'))) {
