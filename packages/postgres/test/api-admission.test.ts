@@ -93,6 +93,28 @@ describe('PostgresCluster admission against a real API server', () => {
     assert.match(duplicate, /spec\.instances: .*instance set names must be unique/);
   });
 
+  it('rejects a synchronous number the replicas cannot meet, naming the field', async () => {
+    const message = await rejection({
+      postgresVersion: 15,
+      instances: [{ replicas: 2, dataVolumeClaimSpec: volume }],
+      ha: { synchronous: { number: 2 } },
+    });
+    assert.match(message, /spec\.ha\.synchronous\.number/);
+    assert.match(message, /must be less than the number of instances/);
+    const ok = await clusters().create(
+      {
+        metadata: { name: 'sync-ok', namespace: 'default' },
+        spec: {
+          postgresVersion: 15,
+          instances: [{ replicas: 3, dataVolumeClaimSpec: volume }],
+          ha: { synchronous: {} },
+        },
+      } as PostgresCluster,
+      { dryRun: true },
+    );
+    assert.equal(ok.spec.ha?.synchronous?.number, 1);
+  });
+
   it('rejects role options outside the allow-list (no SQL through options)', async () => {
     const message = await rejection({
       postgresVersion: 15,

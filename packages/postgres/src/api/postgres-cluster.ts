@@ -23,6 +23,7 @@ export const RESERVED_PARAMETERS = [
   'data_directory',
   'hba_file',
   'ident_file',
+  'synchronous_standby_names',
 ] as const;
 
 /** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */
@@ -105,10 +106,19 @@ const ha = z
       .min(0)
       .default(16 * 1024 * 1024)
       .describe('A replica lagging more bytes than this is never promoted.'),
-    synchronousMode: z
-      .boolean()
-      .default(false)
-      .describe('Commit only once a replica has the WAL: no acknowledged write is lost on failover.'),
+    synchronous: z
+      .object({
+        number: z
+          .number()
+          .int()
+          .min(1)
+          .default(1)
+          .describe('How many replicas must have each commit before it is acknowledged.'),
+      })
+      .optional()
+      .describe(
+        'Synchronous replication: a commit is acknowledged only once `number` replicas have it, and only those replicas may be promoted, so no acknowledged commit is lost on failover (RPO 0). Commits wait while fewer replicas are healthy.',
+      ),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -190,6 +200,15 @@ export const postgresClusterSpec = z
     shutdown: z.boolean().optional().describe('Stop every instance, keeping the data volumes.'),
     paused: z.boolean().optional().describe('Stop reconciling: the operator changes nothing while true.'),
   })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.ha) || !has(self.ha.synchronous) || self.ha.synchronous.number < self.instances.map(i, i.replicas).sum()',
+        message: 'ha.synchronous.number must be less than the number of instances (the primary is not a replica)',
+        fieldPath: '.ha.synchronous.number',
+      },
+    ],
+  })
   .describe('Desired state of a PostgreSQL cluster.');
 
 const condition = z.object({
@@ -219,6 +238,13 @@ export const postgresClusterStatus = z.object({
   readyInstances: z.number().int().optional(),
   desiredInstances: z.number().int().optional(),
   systemIdentifier: z.string().optional().describe('Set once the first instance is initialised.'),
+  switchover: z
+    .object({
+      request: z.string().describe('The value of the switchover annotation being served.'),
+      from: z.string().describe('The primary when the request was first seen.'),
+    })
+    .optional()
+    .describe('A switchover in progress.'),
 });
 
 /**

@@ -59,7 +59,14 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
     previous?.systemIdentifier ?? instances.find((i) => i.systemIdentifier)?.systemIdentifier ?? undefined;
   const allReady = primary !== undefined && readyCount === desired && !input.converging;
   let conditions: Condition[] | undefined = previous?.conditions as Condition[] | undefined;
-  const summary = `${readyCount}/${desired} instances ready${primary ? `, primary ${primary.name}` : ', no primary'}`;
+  // Without a primary, what the replicas say about failover (waiting for the lease, lag limits) is the news.
+  const reasons = primary
+    ? []
+    : pods.flatMap((pod) => {
+        const message = readReport(pod)?.message;
+        return message ? [`${pod.metadata?.name}: ${message}`] : [];
+      });
+  const summary = `${readyCount}/${desired} instances ready${primary ? `, primary ${primary.name}` : ', no primary'}${reasons.length ? `; ${reasons.join('; ')}` : ''}`;
   conditions = setCondition(
     conditions,
     {

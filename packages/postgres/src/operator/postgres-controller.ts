@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { API_VERSION, KIND, LABEL, ROLE } from '../contract.js';
+import { API_VERSION, GROUP, KIND, LABEL, ROLE } from '../contract.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
@@ -23,6 +23,8 @@ import { clusterStatus, readReport } from './cluster-status.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 
 const METADATA_MANAGER = 'postgres-operator/metadata';
+/** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
+export const SWITCHOVER_ANNOTATION = `${GROUP}/switchover`;
 
 /** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
 export function generatePassword(): string {
@@ -194,6 +196,12 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       desired,
       converging: plan.remove.length > 0 || plan.keep.some((k) => !pods.some((p) => p.metadata?.name === k.name)),
     });
+    const switchover = await trackSwitchover(cluster, status.primary, ctx);
+    if (switchover) status.switchover = switchover;
+    const previousPrimary = cluster.status?.primary;
+    if (previousPrimary && status.primary && previousPrimary !== status.primary) {
+      await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
+    }
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);
@@ -202,6 +210,45 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // Reports arrive as Pod updates, which wake this controller; the requeue only ages stale reports.
     return { requeueAfter: '30s' };
   });
+
+/**
+ * Switchovers are carried out by the agents (the primary hands its Lease to the target); the
+ * operator remembers which primary a request started from, and clears the annotation once the
+ * primary has changed, so each request is served once.
+ */
+async function trackSwitchover(
+  cluster: PostgresCluster,
+  primary: string | undefined,
+  ctx: ReconcileContext<PostgresCluster>,
+): Promise<{ request: string; from: string } | undefined> {
+  const request = cluster.metadata?.annotations?.[SWITCHOVER_ANNOTATION];
+  if (!request) return undefined;
+  const known = cluster.status?.switchover;
+  if (!known || known.request !== request) {
+    if (!primary) return undefined; // starts once there is a primary to switch from
+    const target = request === '*' ? 'the best replica' : request;
+    if (request !== '*' && !(cluster.status?.instances ?? []).some((i) => i.name === request && i.role === 'replica')) {
+      await ctx.event(
+        'Warning',
+        'SwitchoverTargetInvalid',
+        `switchover target ${request} is not a replica of this cluster`,
+      );
+    } else {
+      await ctx.event('Normal', 'SwitchoverRequested', `switchover from ${primary} to ${target} requested`);
+    }
+    return { request, from: primary };
+  }
+  if (primary && primary !== known.from) {
+    await ctx.event('Normal', 'SwitchoverCompleted', `switchover done: ${known.from} → ${primary}`);
+    await ctx.resource.patch(
+      cluster.metadata?.name ?? '',
+      { metadata: { annotations: { [SWITCHOVER_ANNOTATION]: null } } },
+      { namespace: cluster.metadata?.namespace, type: 'merge', signal: ctx.signal },
+    );
+    return undefined;
+  }
+  return known;
+}
 
 function notFound(error: unknown): void {
   if ((error as { status?: number }).status !== 404) throw error;

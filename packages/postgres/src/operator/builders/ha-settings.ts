@@ -7,6 +7,7 @@ export function haSettings(spec: PostgresClusterSpec) {
     renewDeadlineSeconds: spec.ha?.renewDeadlineSeconds ?? 10,
     retryPeriodSeconds: spec.ha?.retryPeriodSeconds ?? 2,
     maximumLagOnFailover: spec.ha?.maximumLagOnFailover ?? 16 * 1024 * 1024,
-    synchronousMode: spec.ha?.synchronousMode ?? false,
+    /** Replicas that must have a commit before it is acknowledged; 0 = asynchronous. */
+    synchronousNumber: spec.ha?.synchronous ? (spec.ha.synchronous.number ?? 1) : 0,
   };
 }

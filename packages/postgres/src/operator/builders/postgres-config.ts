@@ -1,11 +1,11 @@
 /**
  * The ConfigMap the agent reads through the API: user parameters as `postgresql.conf` lines and
- * `pg_hba.conf`. Settings the agent owns (listen address, replication) are not here. Pure.
+ * `pg_hba.conf`. Settings the agent owns (listen address, replication, and
+ * synchronous_standby_names, which it publishes in the Lease before setting) are not here. Pure.
  */
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { names, REPLICATION_USER } from '../../contract.js';
-import { haSettings } from './ha-settings.js';
 import { clusterLabels } from './labels.js';
 
 /** Quotes a value as postgresql.conf expects: numbers and booleans bare, everything else quoted. */
@@ -24,10 +24,6 @@ export function postgresConfig(cluster: PostgresCluster): ConfigMap {
     password_encryption: 'scram-sha-256',
     ...(cluster.spec.config?.parameters ?? {}),
   };
-  if (haSettings(cluster.spec).synchronousMode) {
-    // ANY 1 of the replicas: a commit waits until one of them has the WAL.
-    parameters.synchronous_standby_names = parameters.synchronous_standby_names ?? 'ANY 1 (*)';
-  }
   const conf = Object.keys(parameters)
     .sort()
     .map((k) => `${k} = ${confValue(parameters[k])}`)
