@@ -108,34 +108,26 @@ export function deriveRbac(
       metadata: { name: options.name, namespace: options.namespace, labels },
     });
   }
-  const roleRef = (kind: 'Role' | 'ClusterRole', name: string) => ({
-    apiGroup: 'rbac.authorization.k8s.io',
-    kind,
-    name,
-  });
-  if (options.watchNamespace) {
-    const meta = { name: options.name, namespace: options.watchNamespace, labels };
-    objects.push({ apiVersion: rbac, kind: 'Role', metadata: meta, rules });
+  /** A role and the binding that grants it to the subject. */
+  const bound = (
+    kind: 'Role' | 'ClusterRole',
+    name: string,
+    namespace: string | undefined,
+    roleRules: readonly PolicyRule[],
+  ) => {
+    const metadata = { name, ...(namespace ? { namespace } : {}), labels };
+    objects.push({ apiVersion: rbac, kind, metadata, rules: roleRules.map((r) => ({ ...r })) });
     objects.push({
       apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: meta,
-      roleRef: roleRef('Role', options.name),
+      kind: `${kind}Binding`,
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
       subjects: [subject],
     });
-  } else {
-    const meta = { name: options.name, labels };
-    objects.push({ apiVersion: rbac, kind: 'ClusterRole', metadata: meta, rules });
-    objects.push({
-      apiVersion: rbac,
-      kind: 'ClusterRoleBinding',
-      metadata: meta,
-      roleRef: roleRef('ClusterRole', options.name),
-      subjects: [subject],
-    });
-  }
+  };
+  if (options.watchNamespace) bound('Role', options.name, options.watchNamespace, rules);
+  else bound('ClusterRole', options.name, undefined, rules);
   if (options.leaderElection ?? true) {
-    const meta = { name: `${options.name}-leader-election`, namespace: options.namespace, labels };
     const leaseRules: PolicyRule[] = [
       {
         apiGroups: ['coordination.k8s.io'],
@@ -143,30 +135,9 @@ export function deriveRbac(
         verbs: ['create', 'get', 'list', 'update', 'watch'],
       },
     ];
-    objects.push({ apiVersion: rbac, kind: 'Role', metadata: meta, rules: leaseRules });
-    objects.push({
-      apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: meta,
-      roleRef: roleRef('Role', meta.name),
-      subjects: [subject],
-    });
+    bound('Role', `${options.name}-leader-election`, options.namespace, leaseRules);
   }
-  if (options.namespaceRules?.length) {
-    const meta = { name: `${options.name}-namespace`, namespace: options.namespace, labels };
-    objects.push({
-      apiVersion: rbac,
-      kind: 'Role',
-      metadata: meta,
-      rules: options.namespaceRules.map((r) => ({ ...r })),
-    });
-    objects.push({
-      apiVersion: rbac,
-      kind: 'RoleBinding',
-      metadata: meta,
-      roleRef: roleRef('Role', meta.name),
-      subjects: [subject],
-    });
-  }
+  if (options.namespaceRules?.length)
+    bound('Role', `${options.name}-namespace`, options.namespace, options.namespaceRules);
   return objects;
 }

@@ -4,30 +4,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ensureBinaries, isProcessAlive } from '@kanri/testenv';
 import { readDevState } from '../src/dev-state.js';
+import { runKanri } from './run-kanri.js';
 
 const execFileAsync = promisify(execFile);
-const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function kanri(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  return execFileAsync(process.execPath, [main, ...args], { env: { ...process.env, ...env }, timeout: 240_000 }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
-}
+const kanri = (args: string[], env: NodeJS.ProcessEnv) => runKanri(args, { env, timeoutMs: 240_000 });
 
 describe('kanri dev up / status / down', () => {
   let stateDir: string;

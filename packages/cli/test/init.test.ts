@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { cliVersion } from '../src/commands/init.js';
 import {
   kindFromName,
@@ -15,26 +12,9 @@ import {
   resolveNames,
   useLocalTarballs,
 } from '../src/project-template.js';
+import { runKanri } from './run-kanri.js';
 
-const execFileAsync = promisify(execFile);
-const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function kanri(args: string[], cwd: string): Promise<Result> {
-  return execFileAsync(process.execPath, [main, ...args], { cwd, timeout: 60_000 }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
-}
+const kanri = (args: string[], cwd: string) => runKanri(args, { cwd });
 
 describe('project names', () => {
   it('derives the kind from the name and defaults the group', () => {
