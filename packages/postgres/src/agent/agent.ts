@@ -11,7 +11,7 @@
  * stops postgres before it releases the Lease.
  */
 
-import { mkdir, rmdir } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConflictError, type KubeClient, type KubeObject } from '@kanri/client';
@@ -68,6 +68,9 @@ const USERS_RESYNC_MS = 30_000;
 const SYNC_PERIOD_MS = 1_000;
 /** How long a switchover waits for the target to receive the old primary's last WAL record. */
 const SWITCHOVER_CATCH_UP_MS = 30_000;
+/** What a standby logs when its WAL went further than the primary's history: it must be rewound. */
+const DIVERGED =
+  /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
 type Mode = 'lead' | 'follow' | 'rejoin';
 
@@ -106,6 +109,9 @@ export class Agent implements HealthSource {
   #switching = false;
   #syncConfigured: string[] = [];
   #syncPending: PendingSync | undefined;
+  /** A postgres log line saying this replica's WAL is not part of the primary's history. */
+  #diverged: string | undefined;
+  #rejoinWhy = 'former primary';
   #decisions: { -readonly [K in keyof ReportDecisions]: ReportDecisions[K] } = {};
   readonly #primaryWakeup = new Wakeup();
 
@@ -120,6 +126,9 @@ export class Agent implements HealthSource {
       pgdata: options.config.pgdata,
       log: options.log.child({ component: 'postgres' }),
       onCrash: () => options.metrics.crashes.inc(),
+      onLine: (line) => {
+        if (this.#mode === 'follow' && DIVERGED.test(line)) this.#diverged ??= line;
+      },
     });
     this.#db = new LocalDb(options.config.socketDir, options.log);
     this.#files = new InstanceFiles(options.config, options.log);
@@ -261,6 +270,7 @@ export class Agent implements HealthSource {
         next = 'follow';
         break;
       case 'rejoin':
+        this.#leaseTakenBy = plan.leader;
         next = 'rejoin';
         break;
     }
@@ -459,6 +469,11 @@ export class Agent implements HealthSource {
     }
     const ms = Math.round(performance.now() - started);
     this.#log.info({ ms }, 'promoted');
+    // The new timeline reaches pg_control (where pg_rewind looks) with a checkpoint: do it now, in the
+    // background, so that a former primary rewinding from here sees the fork.
+    this.#db
+      .query('CHECKPOINT')
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'checkpoint after promotion failed'));
     this.#decisions.failover = `${this.#decisions.failover ?? 'promoted'} (promoted in ${ms} ms)`;
   }
 
@@ -720,6 +735,18 @@ export class Agent implements HealthSource {
     this.#files.setSynchronousStandbyNames('');
     while (!signal.aborted) {
       let waitMs = config.retryPeriodMs;
+      if (this.#diverged) {
+        const line = this.#diverged;
+        this.#log.error({ line }, 'this replica has WAL the primary does not have: rewinding it');
+        void this.#event(
+          'Warning',
+          EVENT_REASON.rewound,
+          `${config.podName} diverged from the primary (${line.slice(0, 200)}); rewinding`,
+        );
+        this.#leaseTakenBy = holderOf(this.#lease.view);
+        this.#rejoinWhy = 'diverged replica';
+        return 'rejoin';
+      }
       try {
         const view = this.#lease.view ?? (await this.#lease.refresh(signal));
         const holder = holderOf(view);
@@ -883,16 +910,22 @@ export class Agent implements HealthSource {
     const config = this.#config;
     this.#role = ROLE.replica;
     this.#leading = false;
-    this.#phase = 'former primary: waiting for the new primary to rewind from';
+    const why = this.#rejoinWhy;
+    this.#rejoinWhy = 'former primary';
+    this.#phase = `${why}: the leader Lease is held by ${this.#leaseTakenBy ?? 'another instance'}; rejoining as its replica`;
     this.#status.wake();
     await this.#postgres.stop('fast', 10_000);
+    this.#diverged = undefined;
+    // Cleanly stopped (also in recovery) is what pg_rewind needs; a crashed one has no standby.signal,
+    // and pg_rewind's own crash recovery runs in single-user mode, which refuses standby mode.
+    await rm(join(config.pgdata, 'standby.signal'), { force: true });
     let leader: Awaited<ReturnType<typeof lookupLeader>> | undefined;
     while (!signal.aborted) {
       try {
         leader = await lookupLeader(this.#client, config.namespace, config.cluster, signal);
         if (leader.holder === config.podName) return 'lead';
         if (leader.holder && leader.podIP && leader.ready) break;
-        this.#phase = `former primary: waiting for the new primary ${leader.holder ?? '(none)'} to be ready`;
+        this.#phase = `${why}: waiting for the new primary ${leader.holder ?? '(none)'} to be ready`;
       } catch (error) {
         if (signal.aborted) return undefined;
         this.#log.warn({ err: error }, 'cannot look up the new primary; retrying');
@@ -901,7 +934,7 @@ export class Agent implements HealthSource {
     }
     if (signal.aborted || !leader?.podIP || !leader.holder) return undefined;
     const from = leader.holder;
-    this.#phase = `former primary: rewinding from ${from} (pg_rewind)`;
+    this.#phase = `${why}: rewinding from ${from} (pg_rewind)`;
     this.#status.wake();
     try {
       const result = await rewind({
@@ -930,7 +963,7 @@ export class Agent implements HealthSource {
         `${config.podName}: pg_rewind from ${from} failed: ${why}`,
       );
       const aside = await setAside(config.pgdata);
-      this.#phase = `former primary: re-cloning ${from} (pg_rewind failed)`;
+      this.#phase = `${why}: re-cloning ${from} (pg_rewind failed)`;
       if (!(await this.#cloneFromPrimary(signal))) return undefined;
       this.#decisions.rejoin = `re-cloned from ${from}: pg_rewind failed (${why}); the diverged data directory is kept at ${aside}`;
       void this.#event('Warning', EVENT_REASON.recloned, `${config.podName}: ${this.#decisions.rejoin}`);

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import { PORT, SUPERUSER } from '../contract.js';
 import { CommandError, withParentDeathSignal } from './commands.js';
 import type { Logger } from './logger.js';
@@ -77,6 +78,24 @@ export async function rewind(input: {
   readonly redactor: Redactor;
 }): Promise<RewindResult> {
   const started = performance.now();
+  // A just-promoted primary writes its new timeline into pg_control only at its next checkpoint;
+  // pg_rewind reads the timeline from there and would see no divergence until then.
+  const db = new pg.Client({
+    host: input.host,
+    port: PORT.postgres,
+    user: SUPERUSER,
+    password: input.superuserPassword,
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000,
+    application_name: 'kanri-agent-rewind',
+  });
+  db.on('error', () => undefined);
+  try {
+    await db.connect();
+    await db.query('CHECKPOINT');
+  } finally {
+    await db.end().catch(() => undefined);
+  }
   const source = `host=${input.host} port=${PORT.postgres} user=${SUPERUSER} dbname=postgres connect_timeout=10`;
   const output = await captureCommand(
     join(input.pgBin, 'pg_rewind'),
