@@ -66,6 +66,7 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
     const rtos: number[] = [];
     const lost: number[] = [];
     const rewinds: string[] = [];
+    const lostSoFar = new Set<number>();
     for (let trial = 1; trial <= TRIALS; trial++) {
       const { primary } = await waitHealthy(env.client, CLUSTER, 3);
       const oldIP = ipOf.get(primary) as string;
@@ -91,7 +92,10 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
         Math.max(0, ...before),
       ]);
       const present = new Set(rows.map((r) => Number(r.n)));
-      lost.push(before.filter((n) => !present.has(n)).length);
+      // Commits lost in earlier trials stay lost: count only this crash's.
+      const lostNow = before.filter((n) => !present.has(n) && !lostSoFar.has(n));
+      for (const n of lostNow) lostSoFar.add(n);
+      lost.push(lostNow.length);
 
       await node.recover();
       const rejoined = await waitFor(
