@@ -94,7 +94,11 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     const { primary } = await waitHealthy(env.client, CLUSTER, 3);
     const [standby] = await untilPublished();
     assert.ok(standby && standby !== primary);
-    const [setting] = await sql<{ s: string }>(ipOf.get(primary) as string, password, 'SHOW synchronous_standby_names');
+    const [setting] = await sql<{ s: string }>(
+      ipOf.get(primary) as string,
+      password,
+      "SELECT current_setting('synchronous_standby_names') AS s",
+    );
     assert.equal(setting?.s, `FIRST 1 ("${standby}")`);
     const rows = await sql<{ name: string; sync_state: string }>(
       ipOf.get(primary) as string,

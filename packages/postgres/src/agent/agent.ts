@@ -392,6 +392,8 @@ export class Agent implements HealthSource {
     this.#role = ROLE.primary;
     this.#phase = 'starting postgres as primary';
     this.#primaryLsnSeen = undefined;
+    // A former primary that handed the Lease over in a switchover may lead again later.
+    this.#switching = false;
     try {
       this.#files.setPrimary(undefined, undefined);
       this.#syncConfigured = this.#initialSynchronous();
