@@ -109,8 +109,11 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       rows.filter((r) => r.sync_state === 'sync').map((r) => r.name),
       [standby],
     );
-    const report = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
-    assert.deepEqual(report?.synchronousStandbys, [standby]);
+    const report = await waitFor("the primary's report to name it", async () => {
+      const r = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
+      return r?.synchronousStandbys?.length ? r : undefined;
+    });
+    assert.deepEqual(report.synchronousStandbys, [standby]);
   });
 
   it(`loses no acknowledged commit when the primary crashes (${CRASHES} times); only the synchronous standby is promoted`, async () => {

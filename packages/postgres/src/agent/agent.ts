@@ -534,7 +534,8 @@ export class Agent implements HealthSource {
   /** One step of sync-plan.ts; resolves what it waits for ('' when nothing). */
   async #syncStep(leadership: AbortSignal): Promise<string> {
     const number = this.#haSpec().synchronousNumber;
-    const view = this.#lease.view;
+    // Read fresh: planning from a stale published set could skip the unpublish-first step.
+    const view = await this.#lease.refresh(leadership);
     const published = parseMembers(view?.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]);
     const connections = await this.#db.query<{
       name: string;
@@ -597,7 +598,7 @@ export class Agent implements HealthSource {
   async #maybeSwitchover(leadership: AbortSignal): Promise<void> {
     const request = this.#cluster?.metadata?.annotations?.[ANNOTATION.switchover];
     if (!request) return;
-    const view = this.#lease.view;
+    const view = await this.#lease.refresh(leadership);
     if (holderOf(view) !== this.#config.podName) return;
     if (view?.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request) return;
     const started = performance.now();
@@ -752,7 +753,8 @@ export class Agent implements HealthSource {
       try {
         const view = this.#lease.view ?? (await this.#lease.refresh(signal));
         const holder = holderOf(view);
-        if (holder === config.podName) {
+        // Confirmed by a fresh read: a watch stalled by a network fault must not make it lead.
+        if (holder === config.podName && holderOf(await this.#lease.refresh(signal)) === config.podName) {
           this.#log.info('this instance holds the leader Lease: becoming primary');
           return 'lead';
         }
