@@ -148,8 +148,15 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
       100,
     );
     assert.equal(holder, other, 'the replica that had replayed more was chosen');
-    const waited = await reportFor(name, paused);
-    console.log(`# candidate choice: ${other} promoted; ${paused} (replay paused) said: ${waited?.failover}`);
+    const events = (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
+      reason?: string;
+      note?: string;
+    }[];
+    const waited = events.find((e) => e.reason === 'FailoverWaiting' && e.note?.startsWith(`${paused}: waiting`));
+    console.log(`# candidate choice: ${other} promoted; ${paused} (replay paused) said: ${waited?.note}`);
+    assert.match(waited?.note ?? '', new RegExp(`waiting: ${other} is more advanced`));
+    const promoted = events.find((e) => e.reason === 'Promoted' && e.note?.startsWith(other));
+    assert.match(promoted?.note ?? '', /took over the leader Lease/);
     await sql(ipOf.get(paused) as string, password, 'SELECT pg_wal_replay_resume()');
     await node.recover();
     await waitHealthy(env.client, name, 3);
