@@ -394,6 +394,10 @@ export class Agent implements HealthSource {
     this.#primaryLsnSeen = undefined;
     // A former primary that handed the Lease over in a switchover may lead again later.
     this.#switching = false;
+    // Fencing must not wait for in-flight work (an API request hanging on a dead network path):
+    // postgres stops the moment leadership ends.
+    const fence = () => void this.#postgres.stop('fast', 2_000);
+    leadership.addEventListener('abort', fence, { once: true });
     try {
       this.#files.setPrimary(undefined, undefined);
       this.#syncConfigured = this.#initialSynchronous();
@@ -437,6 +441,7 @@ export class Agent implements HealthSource {
       }
       // Fast, escalating soon: clients are cut off at once, and postgres is down well before the
       // Lease can expire for the replicas (renew deadline < lease duration).
+      leadership.removeEventListener('abort', fence);
       await this.#postgres.stop('fast', 2_000);
       this.#status.wake();
     }
@@ -484,7 +489,7 @@ export class Agent implements HealthSource {
     while (!leadership.aborted) {
       if (!this.#switching) {
         try {
-          await reconcileSlots(this.#db, this.#client, this.#config, this.#log);
+          await reconcileSlots(this.#db, this.#client, this.#config, this.#log, leadership);
         } catch (error) {
           if (!leadership.aborted) this.#log.warn({ err: error }, 'cannot reconcile replication slots; retrying');
         }
