@@ -739,6 +739,7 @@ export class Agent implements HealthSource {
     let followedHolder: string | undefined;
     let expiredSince: number | undefined;
     let lastDecision = '';
+    let noPrimary: string | undefined;
     await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
     this.#files.setSynchronousStandbyNames('');
     while (!signal.aborted) {
@@ -764,6 +765,7 @@ export class Agent implements HealthSource {
           return 'lead';
         }
         const expired = view?.exists === true && performance.now() >= expiresAtMs(view);
+        noPrimary = undefined;
         if (holder && !expired) {
           expiredSince = undefined;
           if (this.#decisions.failover?.startsWith('waiting')) this.#decisions.failover = undefined;
@@ -798,13 +800,15 @@ export class Agent implements HealthSource {
               void this.#event('Normal', EVENT_REASON.failoverWaiting, `${config.podName}: ${decision.message}`);
           }
           this.#decisions.failover = decision.message;
+          // The readiness message too: the operator shows it in the cluster's Ready condition.
+          noPrimary = `no primary (the leader Lease ${holder ? `of ${holder} expired` : 'is free'}): ${decision.message}`;
           if (decision.take && (await this.#takeLease(view, holder, decision.message, signal))) return 'lead';
         }
         const changed = await this.#files.write();
         this.#filesReady = true;
         if (!this.#postgres.wanted) this.#postgres.start();
         else if (changed) this.#postgres.reload();
-        this.#phase = following ? undefined : 'no primary to follow (nobody holds the leader Lease)';
+        this.#phase = noPrimary ?? (following ? undefined : 'no primary to follow (nobody holds the leader Lease)');
         const observed = await this.#db.observe();
         this.#primaryLsnSeen = maxLsn(this.#primaryLsnSeen, observed.senderEndLsn);
       } catch (error) {
