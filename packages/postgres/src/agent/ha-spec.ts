@@ -22,9 +22,6 @@ export function readHaSpec(spec: unknown): HaSpec {
   let number = 0;
   if (synchronous && typeof synchronous === 'object') {
     number = typeof synchronous.number === 'number' && synchronous.number >= 1 ? Math.floor(synchronous.number) : 1;
-  } else if (ha.synchronousMode === true) {
-    // The earlier boolean form: one synchronous standby.
-    number = 1;
   }
   return {
     maximumLagBytes: typeof lag === 'number' && lag >= 0 ? lag : DEFAULT_MAXIMUM_LAG,

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { API_VERSION, GROUP, KIND, LABEL, ROLE } from '../contract.js';
+import { ANNOTATION, API_VERSION, KIND, LABEL, ROLE } from '../contract.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
@@ -24,7 +24,7 @@ import { type ObservedInstance, planInstances } from './instance-plan.js';
 
 const METADATA_MANAGER = 'postgres-operator/metadata';
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
-export const SWITCHOVER_ANNOTATION = `${GROUP}/switchover`;
+const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
 
 /** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
 export function generatePassword(): string {
