@@ -137,30 +137,45 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
     );
     await env.stopOperator();
     const node = nodeOf(env.cp, primary);
-    await node.crash();
-    const holder = await waitFor(
-      'a new Lease holder',
-      async () => {
-        const h = (await leaseOf(env.client, name)).spec?.holderIdentity;
-        return h && h !== primary ? h : undefined;
-      },
-      60_000,
-      100,
-    );
-    assert.equal(holder, other, 'the replica that had replayed more was chosen');
-    const events = (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
-      reason?: string;
-      note?: string;
-    }[];
-    const waited = events.find((e) => e.reason === 'FailoverWaiting' && e.note?.startsWith(`${paused}: waiting`));
-    console.log(`# candidate choice: ${other} promoted; ${paused} (replay paused) said: ${waited?.note}`);
-    assert.match(waited?.note ?? '', new RegExp(`waiting: ${other} is more advanced`));
-    const promoted = events.find((e) => e.reason === 'Promoted' && e.note?.startsWith(other));
-    assert.match(promoted?.note ?? '', /took over the leader Lease/);
-    await sql(ipOf.get(paused) as string, password, 'SELECT pg_wal_replay_resume()');
-    await node.recover();
-    await waitHealthy(env.client, name, 3);
-    env.startOperator();
+    try {
+      await node.crash();
+      const holder = await waitFor(
+        'a new Lease holder',
+        async () => {
+          const h = (await leaseOf(env.client, name)).spec?.holderIdentity;
+          return h && h !== primary ? h : undefined;
+        },
+        60_000,
+        100,
+      );
+      assert.equal(holder, other, 'the replica that had replayed more was chosen');
+      type Event = { reason?: string; note?: string };
+      const events = async () =>
+        (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as Event[];
+      // Events are recorded after the decisions they describe: wait for them rather than race them.
+      const waited = await waitFor(
+        `${paused}'s FailoverWaiting Event`,
+        async () =>
+          (await events()).find((e) => e.reason === 'FailoverWaiting' && e.note?.startsWith(`${paused}: waiting`)),
+        30_000,
+        200,
+      );
+      console.log(`# candidate choice: ${other} promoted; ${paused} (replay paused) said: ${waited.note}`);
+      assert.match(waited.note ?? '', new RegExp(`waiting: ${other} is more advanced`));
+      const promoted = await waitFor(
+        `${other}'s Promoted Event`,
+        async () => (await events()).find((e) => e.reason === 'Promoted' && e.note?.startsWith(other)),
+        30_000,
+        200,
+      );
+      assert.match(promoted.note ?? '', /took over the leader Lease/);
+      await sql(ipOf.get(paused) as string, password, 'SELECT pg_wal_replay_resume()');
+      await node.recover();
+      await waitHealthy(env.client, name, 3);
+    } finally {
+      // Later tests need the operator, whatever happened here.
+      env.startOperator();
+    }
     await sleep(10_000);
     assert.equal(
       (await leaseOf(env.client, name)).spec?.holderIdentity,
@@ -215,13 +230,17 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
     assert.match(report.failover ?? '', new RegExp(`${replica} lags [0-9.]+ (kiB|MiB) > 1 kiB`));
     await sleep(6_000);
     assert.equal((await leaseOf(env.client, name)).spec?.holderIdentity, primary, 'nobody took over');
-    const events = (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
-      reason?: string;
-      note?: string;
-    }[];
-    assert.ok(
-      events.some((e) => e.reason === 'FailoverWaiting' && e.note?.includes('no replica within lag limit')),
-      'an Event says why',
+    await waitFor(
+      'an Event that says why',
+      async () =>
+        (
+          (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
+            reason?: string;
+            note?: string;
+          }[]
+        ).some((e) => e.reason === 'FailoverWaiting' && e.note?.includes('no replica within lag limit')),
+      30_000,
+      200,
     );
     // The primary comes back and leads again; the replica streams again.
     await node.recover();
