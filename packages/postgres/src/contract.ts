@@ -30,6 +30,19 @@ export type Role = (typeof ROLE)[keyof typeof ROLE];
 export const ANNOTATION = {
   /** JSON {@link InstanceReport} written by the agent on its own Pod. */
   status: `${GROUP}/status`,
+  /**
+   * On the PostgresCluster: a planned switchover to the named replica Pod, or `*` for the best one.
+   * The primary's agent serves each value once (see {@link ANNOTATION.switchoverServed}); the
+   * operator removes the annotation once the primary changed.
+   */
+  switchover: `${GROUP}/switchover`,
+  /** On the leader Lease: the last switchover annotation value the primary served (or refused). */
+  switchoverServed: `${GROUP}/switchover-served`,
+  /**
+   * On the leader Lease, written by the primary in synchronous mode: the Pods (comma-separated)
+   * that hold every acknowledged commit. Only one of them may be promoted by a failover.
+   */
+  syncStandbys: `${GROUP}/sync-standbys`,
 } as const;
 
 /** What the agent reports on its Pod (annotation {@link ANNOTATION.status}). */
@@ -51,7 +64,31 @@ export interface InstanceReport {
   updatedAt: string;
   /** Human-readable reason when not ready. */
   message?: string;
+  /**
+   * The agent's latest failover decision, e.g. `waiting: no replica within lag limit (db-i-2 lags
+   * 20 MiB > 16 MiB)` on a replica, or `promoted: took over from db-i-0 (expired Lease)`.
+   */
+  failover?: string;
+  /** The last switchover this instance took part in, e.g. `switched over to db-i-1 in 1.2 s`. */
+  switchover?: string;
+  /** How this instance last rejoined after losing the primary role: `pg_rewind …` or `re-cloned …`. */
+  rejoin?: string;
+  /** Primary in synchronous mode: the published synchronous standbys (see ANNOTATION.syncStandbys). */
+  synchronousStandbys?: string[];
 }
+
+/** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */
+export const EVENT_REASON = {
+  promoted: 'Promoted',
+  failoverWaiting: 'FailoverWaiting',
+  fenced: 'Fenced',
+  rewound: 'Rewound',
+  rewindFailed: 'RewindFailed',
+  recloned: 'Recloned',
+  switchover: 'Switchover',
+  switchoverRefused: 'SwitchoverRefused',
+  synchronousStandbys: 'SynchronousStandbys',
+} as const;
 
 /** Names of the objects the operator creates for a cluster. */
 export const names = {

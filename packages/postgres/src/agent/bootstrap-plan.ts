@@ -26,8 +26,8 @@ export type BootPlan =
   | { readonly action: 'lead' }
   /** Data of a standby: follow the Lease holder. */
   | { readonly action: 'follow' }
-  /** Data of a former primary while another instance holds the Lease: it must not write. */
-  | { readonly action: 'wait'; readonly reason: string };
+  /** Data of a former primary while another instance holds the Lease: rewind it, then follow. */
+  | { readonly action: 'rejoin'; readonly leader: string };
 
 /**
  * @example
@@ -45,18 +45,6 @@ export function planBoot(state: BootState): BootPlan {
     return { action: 'basebackup' };
   }
   if (state.isStandby) return { action: 'follow' };
-  if (heldByOther)
-    return {
-      action: 'wait',
-      reason: `former primary: the leader Lease is held by ${state.leaseHolder}; rewinding is not implemented yet`,
-    };
+  if (heldByOther) return { action: 'rejoin', leader: state.leaseHolder as string };
   return { action: 'lead' };
-}
-
-/**
- * The failover hook: whether this replica should take the Lease and promote. Always false for now;
- * failover will decide from the Lease's expiry and the replicas' reported LSNs.
- */
-export function shouldPromote(): boolean {
-  return false;
 }

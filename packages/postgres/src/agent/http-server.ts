@@ -11,6 +11,8 @@ export interface HealthSource {
   health(): string | null;
   /** Null when ready, else why not. */
   readiness(): string | null;
+  /** The live status served on `/status` (see peer-status.ts). */
+  liveStatus?(): Promise<unknown>;
 }
 
 /**
@@ -37,6 +39,13 @@ export async function startHttpServer(
     if (path === '/healthz' || path === '/readyz') {
       const problem = path === '/healthz' ? source.health() : source.readiness();
       return problem === null ? answer(200, 'ok\n') : answer(503, `${problem}\n`);
+    }
+    if (path === '/status' && source.liveStatus) {
+      source.liveStatus().then(
+        (status) => answer(200, JSON.stringify(status), 'application/json'),
+        (error: Error) => answer(500, `${error.message}\n`),
+      );
+      return;
     }
     if (path === '/metrics') {
       registry.metrics().then(

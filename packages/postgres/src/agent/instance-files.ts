@@ -24,6 +24,7 @@ export class InstanceFiles {
   #hba: string | undefined;
   #primary: ConnectionToPrimary | undefined;
   #slot: string | undefined;
+  #synchronousStandbyNames = '';
   #queue: Promise<unknown> = Promise.resolve();
   #lastOverridden = '';
 
@@ -49,6 +50,11 @@ export class InstanceFiles {
     this.#slot = slot;
   }
 
+  /** Primary: the synchronous_standby_names value ('' for none). */
+  setSynchronousStandbyNames(value: string): void {
+    this.#synchronousStandbyNames = value;
+  }
+
   /** Writes every file that differs; resolves true when postgres must reload to see a change. */
   write(): Promise<boolean> {
     const next = this.#queue.then(() => this.#write());
@@ -58,7 +64,14 @@ export class InstanceFiles {
 
   async #write(): Promise<boolean> {
     const { pgdata, podIP, podName, socketDir, replicationPassword } = this.#config;
-    const settings = buildAgentSettings({ podIP, podName, socketDir, primary: this.#primary, slot: this.#slot });
+    const settings = buildAgentSettings({
+      podIP,
+      podName,
+      socketDir,
+      primary: this.#primary,
+      slot: this.#slot,
+      synchronousStandbyNames: this.#synchronousStandbyNames,
+    });
     const { text, overridden } = renderKanriConf(this.#parameters, settings);
     const overriddenKey = overridden.join(',');
     if (overriddenKey && overriddenKey !== this.#lastOverridden)

@@ -27,6 +27,8 @@ export interface AgentSettingsInput {
   readonly primary?: ConnectionToPrimary;
   /** A replica that does not know its primary yet still names its slot. */
   readonly slot?: string;
+  /** Primary: `synchronous_standby_names` (see sync-plan.ts); '' (asynchronous) when unset. */
+  readonly synchronousStandbyNames?: string;
 }
 
 /** Settings postgres must have for the agent to work; the operator's ConfigMap cannot override them. */
@@ -49,6 +51,8 @@ export function buildAgentSettings(input: AgentSettingsInput): Record<string, st
     log_destination: 'stderr',
     primary_conninfo: input.primary ? buildPrimaryConninfo(input.primary) : '',
     primary_slot_name: input.primary?.slot ?? input.slot ?? '',
+    // The primary's agent chooses the synchronous standbys and publishes them in the Lease first.
+    synchronous_standby_names: input.synchronousStandbyNames ?? '',
   };
 }
 

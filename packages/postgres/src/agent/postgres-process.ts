@@ -18,6 +18,8 @@ export interface PostgresProcessOptions {
   readonly log: Logger;
   /** Called after each unexpected exit (for metrics). */
   readonly onCrash?: () => void;
+  /** Sees every line postgres logs. */
+  readonly onLine?: (line: string) => void;
 }
 
 const MIN_BACKOFF_MS = 1_000;
@@ -110,6 +112,7 @@ export class PostgresProcess {
     this.#child = child;
     const onLine = (line: string) => {
       if (!line.trim()) return;
+      this.#options.onLine?.(line);
       if (SEVERE.test(line)) log.warn(line);
       else log.info(line);
     };

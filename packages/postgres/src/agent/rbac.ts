@@ -26,11 +26,14 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
       resourceNames: [names.leaderLease(cluster)],
       verbs: ['get', 'update', 'watch'],
     },
-    // Its own Pod (label and report), the holder's Pod (IP), the cluster's Pods (one slot each).
+    // Its own Pod (label and report), the holder's Pod (IP), the cluster's Pods (one slot each, the
+    // candidates' addresses); a new primary moves the role label off a dead primary's Pod.
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] },
     // The configuration and the cluster object, followed by list + watch on their names.
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.config(cluster)], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: [PLURAL], resourceNames: [cluster], verbs: ['list', 'watch'] },
+    // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
   // An empty resourceNames would mean every Secret: leave the rule out when there are no users.
   if (userNames.length > 0)

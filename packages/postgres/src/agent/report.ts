@@ -33,7 +33,11 @@ export interface ReportInput {
   /** Why the agent is not serving yet (bootstrapping, waiting for a primary, fenced, …). */
   readonly phaseMessage?: string;
   readonly now: Date;
+  /** Decisions to report (failover, switchover, rejoin, synchronous standbys). */
+  readonly decisions?: ReportDecisions;
 }
+
+export type ReportDecisions = Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin' | 'synchronousStandbys'>;
 
 const ZERO_LSN = '0/0';
 
@@ -76,12 +80,25 @@ export function buildReport(input: ReportInput): InstanceReport {
     lagBytes: role === 'primary' ? 0 : lsnDistance(replayed, primaryEnd),
     updatedAt: input.now.toISOString(),
   };
-  return message === undefined ? report : { ...report, message };
+  const decisions = Object.fromEntries(
+    Object.entries(input.decisions ?? {}).filter(([, value]) => value !== undefined),
+  ) as ReportDecisions;
+  return message === undefined ? { ...report, ...decisions } : { ...report, message, ...decisions };
 }
 
 /** Fields whose change is written at once; the rest (LSNs, lag, time) wait for the refresh period. */
 function essentials(report: InstanceReport): string {
-  return JSON.stringify([report.role, report.ready, report.timeline, report.systemIdentifier, report.message ?? '']);
+  return JSON.stringify([
+    report.role,
+    report.ready,
+    report.timeline,
+    report.systemIdentifier,
+    report.message ?? '',
+    report.failover ?? '',
+    report.switchover ?? '',
+    report.rejoin ?? '',
+    report.synchronousStandbys ?? [],
+  ]);
 }
 
 /** Whether to write `next`, given what was last written (and when, on a monotonic clock). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { planBoot, shouldPromote } from './bootstrap-plan.js';
+import { planBoot } from './bootstrap-plan.js';
 import { lsnDistance, maxLsn, parseLsn } from './lsn.js';
 import { buildInstanceRoleRules } from './rbac.js';
 import { Redactor } from './redactor.js';
@@ -41,9 +41,10 @@ it('plans the boot from the data directory and the Lease', () => {
   assert.deepEqual(planBoot({ ...base, hasData: true, isStandby: true, leaseExists: true, leaseHolder: 'b' }), {
     action: 'follow',
   });
-  const former = planBoot({ ...base, hasData: true, leaseExists: true, leaseHolder: 'b' });
-  assert.equal(former.action, 'wait');
-  assert.equal(shouldPromote(), false);
+  assert.deepEqual(planBoot({ ...base, hasData: true, leaseExists: true, leaseHolder: 'b' }), {
+    action: 'rejoin',
+    leader: 'b',
+  });
 });
 
 it('parses and compares LSNs', () => {

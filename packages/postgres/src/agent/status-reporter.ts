@@ -11,7 +11,7 @@ import type { LocalDb } from './local-db.js';
 import type { Logger } from './logger.js';
 import type { AgentMetrics } from './metrics.js';
 import type { PostgresProcess } from './postgres-process.js';
-import { buildReport, shouldWriteReport } from './report.js';
+import { buildReport, type ReportDecisions, shouldWriteReport } from './report.js';
 import { Wakeup } from './wakeup.js';
 
 /** What the agent knows about itself that postgres cannot tell. */
@@ -24,6 +24,7 @@ export interface AgentState {
   readonly stopping: boolean;
   /** Replicas: the primary's last reported LSN. */
   readonly primaryLsn: string | undefined;
+  readonly decisions?: ReportDecisions;
 }
 
 export interface StatusReporterOptions {
@@ -37,6 +38,11 @@ export interface StatusReporterOptions {
 }
 
 const PERIOD_MS = 2_000;
+/**
+ * The primary's LSN is written at least this often: replicas judge their lag on failover from it
+ * (besides their WAL receivers' view), so it must not be older than a few seconds.
+ */
+const PRIMARY_REFRESH_MS = 3_000;
 /** The loop not ticking for this long makes /healthz fail. */
 const STALL_MS = 30_000;
 
@@ -94,11 +100,13 @@ export class StatusReporter implements HealthSource {
       primaryLsn: state.primaryLsn,
       phaseMessage: state.stopping ? 'shutting down' : state.phase,
       now: new Date(),
+      decisions: state.decisions,
     });
     this.#report = report;
     metrics.update(report, observation.connected, state.leading);
     const now = performance.now();
-    if (!force && !shouldWriteReport(this.#written, report, now)) return;
+    const refreshMs = report.role === 'primary' && state.leading ? PRIMARY_REFRESH_MS : undefined;
+    if (!force && !shouldWriteReport(this.#written, report, now, refreshMs)) return;
     await client.resource('v1', 'Pod').patch(
       config.podName,
       {

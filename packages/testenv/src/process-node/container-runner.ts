@@ -332,6 +332,14 @@ export class ContainerRunner {
     await this.process?.stop(graceMs);
   }
 
+  /** SIGKILL to the process group at once, no SIGTERM first (the host lost power). */
+  async crash(): Promise<void> {
+    const run = this.process;
+    if (!run?.running) return;
+    run.signal('SIGKILL');
+    await run.exited;
+  }
+
   snapshot(worker: PodHost): ProcessContainer {
     const running = this.process?.running === true;
     return {

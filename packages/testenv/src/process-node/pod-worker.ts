@@ -262,6 +262,19 @@ export class PodWorker implements PodHost {
     return this.#terminating;
   }
 
+  /**
+   * The node lost power: every container's process group is SIGKILLed at once, nothing is written
+   * to the API (the Pod keeps its last status), and the worker is done. A new worker adopts the Pod.
+   */
+  async crash(): Promise<void> {
+    this.#stopWriting = true;
+    if (this.#statusTimer) clearTimeout(this.#statusTimer);
+    if (this.#tokenTimer) clearInterval(this.#tokenTimer);
+    this.#abort.abort();
+    await Promise.all([...this.#runners, ...this.#initRunners].map((runner) => runner.crash()));
+    await Promise.race([this.#running, sleep(2_000, undefined, { ref: false })]);
+  }
+
   /** Stops at once without touching the API (control plane shutdown, or the Pod vanished). */
   kill(graceMs: number): Promise<void> {
     return this.terminate(false, graceMs);

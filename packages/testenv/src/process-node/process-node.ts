@@ -9,6 +9,7 @@ import { arch } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
+import type { FaultProxy } from '../fault-proxy.js';
 import { KUBERNETES_VERSION } from '../versions.js';
 import { type Api, encode, kubeTime, microTime } from './api.js';
 import type { GroupReaper } from './group-reaper.js';
@@ -38,14 +39,37 @@ export interface ProcessNodeConfig {
   readonly capacity: Readonly<Record<string, string>>;
   readonly maxGracePeriodSeconds: number;
   readonly passwd: readonly PasswdEntry[];
+  /** Set when this node's Pods reach the API server through a proxy (whose URL is `server`). */
+  readonly apiProxy?: FaultProxy;
 }
 
 /** A running process node, as tests see it. */
 export interface ProcessNode {
   /** The Node's name. */
   readonly name: string;
+  /**
+   * The proxy this node's Pods reach the API server through, when the nodes were started with
+   * `apiProxy: true`: stall or refuse it to cut these Pods (only) off the API server.
+   */
+  readonly apiProxy: FaultProxy | undefined;
   /** The containers of the Pods on this node (until each Pod is gone from the API). */
   containers(): ProcessContainer[];
+  /**
+   * The host loses power: every container process group on it is SIGKILLed at once (no SIGTERM,
+   * no restart), and the node stops heartbeating, watching and writing Pod status, so its Pods
+   * stay `Running` (and Ready) in the API, as they do on a real cluster until the node
+   * controller notices. Resolves once every process is gone.
+   *
+   * @example
+   * ```ts
+   * const node = cp.processNodes.find((n) => n.containers().some((c) => c.pod === 'db-0'));
+   * await node?.crash();   // kill -9 of the whole host
+   * await node?.recover(); // it boots again and re-runs its Pods
+   * ```
+   */
+  crash(): Promise<void>;
+  /** After `crash()`: the node comes back (heartbeats, watch) and runs the Pods bound to it again. */
+  recover(): Promise<void>;
 }
 
 const kubeArch = (a: string) =>
@@ -116,9 +140,12 @@ export class ProcessNodeAgent implements ProcessNode {
   readonly name: string;
   readonly #config: ProcessNodeConfig;
   readonly #context: NodeContext;
+  readonly apiProxy: FaultProxy | undefined;
   readonly #workers = new Map<string, PodWorker>();
-  readonly #abort = new AbortController();
-  readonly #timers: NodeJS.Timeout[] = [];
+  /** Aborted when the node stops or crashes; replaced on recover. */
+  #abort = new AbortController();
+  #timers: NodeJS.Timeout[] = [];
+  #crashed = false;
   #syncing: Promise<void> | undefined;
   #syncAgain = false;
   #watch: Promise<void> | undefined;
@@ -127,6 +154,7 @@ export class ProcessNodeAgent implements ProcessNode {
   constructor(config: ProcessNodeConfig) {
     this.name = config.name;
     this.#config = config;
+    this.apiProxy = config.apiProxy;
     const nodeDir = join(config.dataDir, 'process-nodes', config.name);
     this.#context = {
       api: config.api,
@@ -169,14 +197,43 @@ export class ProcessNodeAgent implements ProcessNode {
       await api.patch(`/api/v1/nodes/${encode(this.name)}`, { metadata: { labels: node.metadata?.labels } });
       await this.#postStatus();
     }
+    await this.#startLoops();
+  }
+
+  /** Heartbeats, the watch on this node's Pods, and a first sync (which adopts Pods already bound). */
+  async #startLoops(): Promise<void> {
     await this.#renewLease();
     this.#every(LEASE_RENEW_MS, () => this.#renewLease());
     this.#every(60_000, () => this.#postStatus());
     this.#every(RESYNC_MS, async () => this.requestSync());
     const path = `/api/v1/pods?fieldSelector=${encode(`spec.nodeName=${this.name}`)}`;
-    this.#watch = api.watch(path, () => this.requestSync(), this.#abort.signal);
+    this.#watch = this.#config.api.watch(path, () => this.requestSync(), this.#abort.signal);
     this.requestSync();
     await this.#syncing;
+  }
+
+  async crash(): Promise<void> {
+    if (this.#crashed || this.#abort.signal.aborted) return;
+    this.#crashed = true;
+    this.log('crash: killing every container process group, no more heartbeats or status');
+    this.#abort.abort();
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    const workers = [...this.#workers.values()];
+    this.#workers.clear();
+    await Promise.all(workers.map((worker) => worker.crash()));
+    for (const worker of workers) worker.release();
+    await Promise.race([this.#syncing, sleep(1_000, undefined, { ref: false })]);
+    await this.#watch;
+  }
+
+  async recover(): Promise<void> {
+    if (!this.#crashed) return;
+    this.#crashed = false;
+    this.#abort = new AbortController();
+    this.log('recover: the node is back; adopting its Pods');
+    await this.#postStatus();
+    await this.#startLoops();
   }
 
   #every(ms: number, task: () => Promise<void>) {
@@ -281,6 +338,7 @@ export class ProcessNodeAgent implements ProcessNode {
    */
   async stop(graceMs = 2_000): Promise<void> {
     this.#abort.abort();
+    this.#crashed = false;
     for (const timer of this.#timers) clearInterval(timer);
     // A sync in flight may wait on an API server that a test has killed; it starts nothing once aborted.
     await Promise.race([this.#syncing, sleep(1_000, undefined, { ref: false })]);

@@ -4,6 +4,7 @@
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type FaultProxy, startFaultProxy } from '../fault-proxy.js';
 import type { Kubeconfig } from '../kubeconfig.js';
 import { Api } from './api.js';
 import { GroupReaper } from './group-reaper.js';
@@ -52,6 +53,11 @@ export interface ProcessNodesOptions {
   readonly maxGracePeriodSeconds?: number;
   /** Name of the default StorageClass the local provisioner serves. Default `kanri-local`. */
   readonly storageClassName?: string;
+  /**
+   * Give each node a {@link FaultProxy} in front of the API server (`node.apiProxy`) and point its
+   * Pods' KUBECONFIG at it, so a test can cut one node's Pods off the API server. Default false.
+   */
+  readonly apiProxy?: boolean;
 }
 
 export interface ProcessNodeSet {
@@ -103,6 +109,7 @@ export async function startProcessNodes(input: {
   const reaper = new GroupReaper();
   const passwd = await readPasswd();
   const agents: ProcessNodeAgent[] = [];
+  const proxies: FaultProxy[] = [];
   const provisioner = new LocalProvisioner({
     api,
     storageClassName: options.storageClassName ?? 'kanri-local',
@@ -111,6 +118,7 @@ export async function startProcessNodes(input: {
   });
   const stop = async () => {
     await Promise.all(agents.map((agent) => agent.stop()));
+    await Promise.all(proxies.map((proxy) => proxy.close()));
     await provisioner.stop();
     await reaper.close();
     await network.close();
@@ -119,6 +127,8 @@ export async function startProcessNodes(input: {
   try {
     for (let i = 0; i < (options.count ?? 1); i++) {
       const name = `process-node-${i}`;
+      const apiProxy = options.apiProxy ? await startFaultProxy(api.server) : undefined;
+      if (apiProxy) proxies.push(apiProxy);
       agents.push(
         new ProcessNodeAgent({
           api,
@@ -128,7 +138,8 @@ export async function startProcessNodes(input: {
           images: options.images,
           dataDir,
           logFile: join(input.logsDir, `${name}.log`),
-          server: api.server,
+          server: apiProxy?.url ?? api.server,
+          apiProxy,
           caPem: input.caPem,
           capacity: options.capacity ?? DEFAULT_CAPACITY,
           maxGracePeriodSeconds: options.maxGracePeriodSeconds ?? 10,

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { type Candidate, decideFailover, type FailoverInput } from './failover-plan.js';
+import { chooseSynchronous, planSync, renderSynchronousStandbyNames, type SyncInput } from './sync-plan.js';
+
+const replica = (name: string, receivedLsn: string, replayedLsn = receivedLsn, extra: Partial<Candidate> = {}) => ({
+  name,
+  eligible: true,
+  systemIdentifier: '7',
+  timeline: 1,
+  receivedLsn,
+  replayedLsn,
+  ...extra,
+});
+const input = (self: string, candidates: Candidate[], extra: Partial<FailoverInput> = {}): FailoverInput => ({
+  self,
+  candidates,
+  systemIdentifier: '7',
+  primaryLsn: '0/3000000',
+  maximumLagBytes: 16 * 1024 * 1024,
+  synchronousStandbys: undefined,
+  graceOver: false,
+  ...extra,
+});
+
+it('failover: the most advanced replica by received, then replayed LSN, then name takes over; others wait', () => {
+  const a = replica('db-a', '0/3000000', '0/2000000');
+  const b = replica('db-b', '0/3000000', '0/3000000');
+  const c = replica('db-c', '0/2000000');
+  assert.equal(decideFailover(input('db-b', [a, b, c])).take, true);
+  const waiting = decideFailover(input('db-a', [a, b, c]));
+  assert.equal(waiting.take, false);
+  assert.match(waiting.message, /waiting: db-b is more advanced/);
+  assert.equal(decideFailover(input('db-c', [a, b, c])).take, false);
+  // Equal positions: the Pod name decides, the same way on every replica.
+  const twin = replica('db-z', '0/3000000', '0/3000000');
+  assert.equal(decideFailover(input('db-b', [twin, b])).take, true);
+  assert.equal(decideFailover(input('db-z', [twin, b])).take, false);
+  // After the grace period a lesser candidate goes ahead of a better one that did not act.
+  assert.equal(decideFailover(input('db-a', [a, b], { graceOver: true })).take, true);
+});
+
+it('failover: never beyond the lag limit, never outside the synchronous set, never an ineligible or foreign one', () => {
+  const far = replica('db-b', '0/1000000');
+  const decision = decideFailover(input('db-b', [far], { maximumLagBytes: 1024 }));
+  assert.equal(decision.take, false);
+  assert.equal(decision.message, 'waiting: no replica within lag limit (db-b lags 32 MiB > 1 kiB)');
+  const a = replica('db-a', '0/3000000');
+  const b = replica('db-b', '0/2000000');
+  assert.equal(decideFailover(input('db-a', [a, b], { synchronousStandbys: ['db-b'] })).take, false);
+  assert.equal(decideFailover(input('db-b', [a, b], { synchronousStandbys: ['db-b'] })).take, true);
+  assert.match(decideFailover(input('db-a', [{ ...a, eligible: false, why: 'rejoining' }])).message, /rejoining/);
+  assert.equal(decideFailover(input('db-b', [{ ...a, systemIdentifier: '8' }, b])).take, true);
+});
+
+const sync = (extra: Partial<SyncInput>): SyncInput => ({
+  number: 1,
+  published: [],
+  configured: [],
+  connections: [],
+  pending: undefined,
+  currentLsn: '0/5000000',
+  ...extra,
+});
+const streaming = (name: string, syncState = 'async', flushLsn = '0/5000000') => ({
+  name,
+  state: 'streaming',
+  syncState,
+  flushLsn,
+});
+
+it('synchronous standbys: configured first, published only once postgres waits for them and they caught up', () => {
+  assert.equal(renderSynchronousStandbyNames(1, ['db-1']), 'FIRST 1 ("db-1")');
+  assert.equal(renderSynchronousStandbyNames(2, ['*']), 'FIRST 2 (*)');
+  assert.equal(renderSynchronousStandbyNames(0, ['db-1']), '');
+  // A new cluster: nothing until a replica streams.
+  assert.equal(planSync(sync({})).kind, 'wait');
+  const b = streaming('db-b');
+  assert.deepEqual(planSync(sync({ connections: [b] })), { kind: 'configure', members: ['db-b'] });
+  const pending = { members: ['db-b'], lsn: undefined };
+  assert.equal(planSync(sync({ configured: ['db-b'], connections: [b], pending })).kind, 'wait');
+  const sb = streaming('db-b', 'sync', '0/4000000');
+  assert.deepEqual(planSync(sync({ configured: ['db-b'], connections: [sb], pending })), {
+    kind: 'capture',
+    lsn: '0/5000000',
+  });
+  const captured = { members: ['db-b'], lsn: '0/5000000' };
+  assert.equal(planSync(sync({ configured: ['db-b'], connections: [sb], pending: captured })).kind, 'wait');
+  const caughtUp = streaming('db-b', 'sync', '0/5000100');
+  assert.deepEqual(planSync(sync({ configured: ['db-b'], connections: [caughtUp], pending: captured })), {
+    kind: 'publish',
+    members: ['db-b'],
+  });
+  assert.equal(planSync(sync({ configured: ['db-b'], published: ['db-b'], connections: [caughtUp] })).kind, 'none');
+});
+
+it('synchronous standbys: a member leaves the published set before postgres stops waiting for it; strict', () => {
+  const c = streaming('db-c');
+  // db-b is gone, db-c streams: unpublish db-b first, then configure db-c.
+  assert.deepEqual(planSync(sync({ configured: ['db-b'], published: ['db-b'], connections: [c] })), {
+    kind: 'publish',
+    members: [],
+  });
+  assert.deepEqual(planSync(sync({ configured: ['db-b'], published: [], connections: [c] })), {
+    kind: 'configure',
+    members: ['db-c'],
+  });
+  // Nobody healthy: keep waiting for db-b (commits block) rather than run without a synchronous copy.
+  assert.deepEqual(chooseSynchronous(1, ['db-b'], []), ['db-b']);
+  assert.equal(planSync(sync({ configured: ['db-b'], published: ['db-b'], connections: [] })).kind, 'none');
+  // After a promotion: any standby until one is named.
+  assert.deepEqual(planSync(sync({ configured: ['*'], connections: [c] })), { kind: 'configure', members: ['db-c'] });
+  // Asynchronous again: stop waiting, then unpublish.
+  assert.deepEqual(planSync(sync({ number: 0, configured: ['db-c'], published: ['db-c'] })), {
+    kind: 'configure',
+    members: [],
+  });
+  assert.deepEqual(planSync(sync({ number: 0, published: ['db-c'] })), { kind: 'publish', members: [] });
+});

@@ -1,0 +1,107 @@
+/**
+ * Which replica takes over when the leader Lease has expired: the most advanced healthy replica
+ * within the lag limit (and, in synchronous mode, one of the published synchronous standbys).
+ * Every replica runs the same rule on the same data, so they agree on one winner; the Lease's
+ * resourceVersion precondition settles any race. Pure.
+ */
+import { lsnDistance, parseLsn } from './lsn.js';
+
+/** One instance as a candidate sees it (its live status, or its own observation). */
+export interface Candidate {
+  readonly name: string;
+  /** Runs as a replica in recovery and is not rejoining or cloning: it could be promoted. */
+  readonly eligible: boolean;
+  /** Why it is not eligible. */
+  readonly why?: string;
+  readonly systemIdentifier: string;
+  readonly timeline: number;
+  readonly receivedLsn: string;
+  readonly replayedLsn: string;
+}
+
+export interface FailoverInput {
+  readonly self: string;
+  /** The instances that answered (self included), never the last holder. */
+  readonly candidates: readonly Candidate[];
+  /** The system identifier of this instance: others are not members of the same database. */
+  readonly systemIdentifier: string;
+  /** The highest LSN the primary is known to have reached (its reports, the replicas' WAL receivers). */
+  readonly primaryLsn: string | undefined;
+  readonly maximumLagBytes: number;
+  /** Synchronous mode: the Pods published in the Lease; only they may be promoted. */
+  readonly synchronousStandbys: readonly string[] | undefined;
+  /** The grace period for better candidates has run out: this one may go ahead of them. */
+  readonly graceOver: boolean;
+}
+
+export type FailoverDecision =
+  | { readonly take: true; readonly message: string }
+  | { readonly take: false; readonly message: string; readonly best?: string };
+
+/** Received LSN, then replayed LSN, then timeline (all descending), then Pod name: a total order. */
+export function compareCandidates(a: Candidate, b: Candidate): number {
+  const byLsn = (x: string, y: string) => (parseLsn(y) ?? -1) - (parseLsn(x) ?? -1);
+  return (
+    byLsn(a.receivedLsn, b.receivedLsn) ||
+    byLsn(a.replayedLsn, b.replayedLsn) ||
+    b.timeline - a.timeline ||
+    a.name.localeCompare(b.name)
+  );
+}
+
+/** `16 MiB`, `512 kiB`, `40 B`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1).replace(/\.0$/, '')} kiB`;
+  return `${bytes} B`;
+}
+
+/**
+ * @example
+ * ```ts
+ * decideFailover({ self: 'db-1', candidates, systemIdentifier, primaryLsn: '0/5000000',
+ *   maximumLagBytes: 16 << 20, synchronousStandbys: undefined, graceOver: false });
+ * // { take: true, message: 'taking over: db-1 is the most advanced replica (received 0/5000000)' }
+ * ```
+ */
+export function decideFailover(input: FailoverInput): FailoverDecision {
+  const me = input.candidates.find((c) => c.name === input.self);
+  if (!me?.eligible) return { take: false, message: `not a candidate: ${me?.why ?? 'no status'}` };
+  const sync = input.synchronousStandbys;
+  if (sync !== undefined && !sync.includes(input.self))
+    return {
+      take: false,
+      message: `waiting: synchronous mode, and this replica is not a synchronous standby (${sync.join(', ') || 'none published'})`,
+    };
+  const lagOf = (c: Candidate) => lsnDistance(c.receivedLsn, input.primaryLsn);
+  const ranked = input.candidates
+    .filter((c) => c.eligible && c.systemIdentifier === input.systemIdentifier)
+    .filter((c) => sync === undefined || sync.includes(c.name))
+    .sort(compareCandidates);
+  const within = ranked.filter((c) => lagOf(c) <= input.maximumLagBytes);
+  if (within.length === 0) {
+    const lags = ranked.map((c) => `${c.name} lags ${formatBytes(lagOf(c))}`).join(', ');
+    return {
+      take: false,
+      message: `waiting: no replica within lag limit (${lags} > ${formatBytes(input.maximumLagBytes)})`,
+    };
+  }
+  if (!within.includes(me))
+    return {
+      take: false,
+      message: `waiting: this replica lags ${formatBytes(lagOf(me))} > ${formatBytes(input.maximumLagBytes)}`,
+    };
+  const best = within[0] as Candidate;
+  const where = `received ${me.receivedLsn}, replayed ${me.replayedLsn}, lag ${formatBytes(lagOf(me))}`;
+  if (best === me) return { take: true, message: `taking over: the most advanced replica (${where})` };
+  if (input.graceOver)
+    return {
+      take: true,
+      message: `taking over: ${best.name} is more advanced but did not take over in time (${where})`,
+    };
+  return {
+    take: false,
+    best: best.name,
+    message: `waiting: ${best.name} is more advanced (received ${best.receivedLsn}, replayed ${best.replayedLsn})`,
+  };
+}

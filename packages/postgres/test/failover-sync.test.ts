@@ -1,0 +1,238 @@
+/**
+ * Synchronous mode (one synchronous standby, strict) with short HA settings: crashes of the primary
+ * lose no acknowledged commit, and only the published synchronous standby is promoted. Planned
+ * switchovers through the `postgres.kanri.dev/switchover` annotation, to a named replica and to the
+ * best one, lose nothing; a request for a Pod that is not a replica is refused once, with the reason.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { waitFor } from '@kanri/testenv';
+import { ANNOTATION } from '../src/index.js';
+import {
+  clusters,
+  type FailoverEnv,
+  failoverCluster,
+  leaseOf,
+  median,
+  nodeOf,
+  podsOf,
+  reportOf,
+  SequenceWriter,
+  SplitBrainWatcher,
+  sql,
+  startFailoverEnv,
+  superuserPassword,
+  waitHealthy,
+} from './support/failover-env.js';
+
+const CLUSTER = 'sync';
+const CRASHES = 3;
+// `synchronousMode: true` is the pre-`synchronous: { number }` spelling the schema accepts today; the
+// agent reads either (number 1).
+const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1, synchronousMode: true };
+
+describe('synchronous mode: no acknowledged commit lost; switchover', { timeout: 30 * 60_000 }, () => {
+  let env: FailoverEnv;
+  let password: string;
+  let writer: SequenceWriter;
+  let watcher: SplitBrainWatcher;
+  const ipOf = new Map<string, string>();
+
+  const published = async () =>
+    ((await leaseOf(env.client, CLUSTER)).metadata?.annotations?.[ANNOTATION.syncStandbys] ?? '')
+      .split(',')
+      .filter(Boolean);
+  const untilPublished = () =>
+    waitFor(
+      'a published synchronous standby',
+      async () => ((await published()).length === 1 ? published() : undefined),
+      120_000,
+      250,
+    );
+  const lostOn = async (host: string, acked: number[]) => {
+    const rows = await sql<{ n: string }>(host, password, 'SELECT n FROM seq WHERE n <= $1', [Math.max(0, ...acked)]);
+    const present = new Set(rows.map((r) => Number(r.n)));
+    return acked.filter((n) => !present.has(n));
+  };
+  const untilRejoined = (pod: string) =>
+    waitFor(
+      `${pod} to rejoin as a replica`,
+      async () => {
+        const report = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === pod));
+        return report?.role === 'replica' && report.ready ? report : undefined;
+      },
+      180_000,
+      250,
+    );
+
+  before(async () => {
+    env = await startFailoverEnv();
+    env.startOperator();
+    await clusters(env.client).create(failoverCluster(CLUSTER, 3, HA));
+    const { primary, pods } = await waitHealthy(env.client, CLUSTER, 3);
+    for (const pod of pods) ipOf.set(pod.metadata?.name ?? '', pod.status?.podIP ?? '');
+    password = await superuserPassword(env.client, CLUSTER);
+    await untilPublished();
+    await sql(ipOf.get(primary) as string, password, 'CREATE TABLE seq (n bigint PRIMARY KEY)');
+    await sql(ipOf.get(primary) as string, password, 'CREATE TABLE brain (pod text, at timestamptz DEFAULT now())');
+    writer = new SequenceWriter(env.cp, CLUSTER, password);
+    writer.start();
+    watcher = new SplitBrainWatcher(
+      [...ipOf].map(([name, ip]) => ({ name, ip })),
+      password,
+    );
+    watcher.start();
+  });
+
+  after(async () => {
+    await writer?.stop();
+    await watcher?.stop();
+    await env?.stop();
+  });
+
+  it('publishes one synchronous standby in the Lease, which postgres waits for', async () => {
+    const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+    const [standby] = await untilPublished();
+    assert.ok(standby && standby !== primary);
+    const [setting] = await sql<{ s: string }>(
+      ipOf.get(primary) as string,
+      password,
+      "SELECT current_setting('synchronous_standby_names') AS s",
+    );
+    assert.equal(setting?.s, `FIRST 1 ("${standby}")`);
+    const rows = await sql<{ name: string; sync_state: string }>(
+      ipOf.get(primary) as string,
+      password,
+      'SELECT application_name AS name, sync_state FROM pg_stat_replication ORDER BY 1',
+    );
+    assert.deepEqual(
+      rows.filter((r) => r.sync_state === 'sync').map((r) => r.name),
+      [standby],
+    );
+    const report = await waitFor("the primary's report to name it", async () => {
+      const r = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
+      return r?.synchronousStandbys?.length ? r : undefined;
+    });
+    assert.deepEqual(report.synchronousStandbys, [standby]);
+  });
+
+  it(`loses no acknowledged commit when the primary crashes (${CRASHES} times); only the synchronous standby is promoted`, async () => {
+    const rtos: number[] = [];
+    for (let trial = 1; trial <= CRASHES; trial++) {
+      const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+      const [standby] = await untilPublished();
+      const oldIP = ipOf.get(primary) as string;
+      const acked = writer.acks.length;
+      await waitFor('writes to flow', () => writer.acks.length > acked + 20, 60_000, 50);
+      const node = nodeOf(env.cp, primary);
+      const crashedAt = performance.now();
+      await node.crash();
+      const first = await waitFor(
+        'a write acknowledged by a new primary',
+        () => writer.acks.find((a) => a.at > crashedAt && a.host !== oldIP),
+        120_000,
+        20,
+      );
+      rtos.push(first.at - crashedAt);
+      const holder = (await leaseOf(env.client, CLUSTER)).spec?.holderIdentity;
+      assert.equal(holder, standby, 'the published synchronous standby was promoted');
+      const lost = await lostOn(
+        first.host,
+        writer.acks.filter((a) => a.at < crashedAt).map((a) => a.n),
+      );
+      assert.deepEqual(lost, [], 'no acknowledged commit lost');
+      await node.recover();
+      const report = await untilRejoined(primary);
+      console.log(
+        `# sync trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${((first.at - crashedAt) / 1000).toFixed(2)} s; 0 commits lost; ${report.rejoin}`,
+      );
+    }
+    console.log(
+      `# RTO (synchronous, lease 6 s, ${CRASHES} crashes): median ${(median(rtos) / 1000).toFixed(2)} s, max ${(Math.max(...rtos) / 1000).toFixed(2)} s; commits lost: 0`,
+    );
+  });
+
+  for (const request of ['named', '*'] as const) {
+    it(`switches over to ${request === '*' ? 'the best replica ("*")' : 'a named replica'} without losing a commit`, async () => {
+      const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+      await untilPublished();
+      const replicas = [...ipOf.keys()].filter((p) => p !== primary).sort();
+      const value = request === '*' ? '*' : (replicas.at(-1) as string);
+      const acked = writer.acks.length;
+      await waitFor('writes to flow', () => writer.acks.length > acked + 20, 60_000, 50);
+      const oldIP = ipOf.get(primary) as string;
+      const requestedAt = performance.now();
+      await clusters(env.client).patch(
+        CLUSTER,
+        { metadata: { annotations: { [ANNOTATION.switchover]: value } } },
+        { namespace: 'default', type: 'merge' },
+      );
+      const first = await waitFor(
+        'a write acknowledged by the new primary',
+        () => writer.acks.find((a) => a.at > requestedAt && a.host !== oldIP),
+        120_000,
+        20,
+      );
+      const lease = await leaseOf(env.client, CLUSTER);
+      const holder = lease.spec?.holderIdentity ?? '';
+      if (request === 'named') assert.equal(holder, value);
+      assert.notEqual(holder, primary);
+      assert.equal(lease.metadata?.annotations?.[ANNOTATION.switchoverServed], value);
+      const lastOld = writer.acks.filter((a) => a.host === oldIP && a.at < first.at).at(-1);
+      const unavailableMs = first.at - (lastOld?.at ?? requestedAt);
+      const lost = await lostOn(
+        first.host,
+        writer.acks.filter((a) => a.at < first.at).map((a) => a.n),
+      );
+      assert.deepEqual(lost, []);
+      const report = await untilRejoined(primary);
+      // Served once: the annotation stays until the operator clears it, and nothing happens again.
+      await clusters(env.client).patch(
+        CLUSTER,
+        { metadata: { annotations: { [ANNOTATION.switchover]: null } } },
+        { namespace: 'default', type: 'merge' },
+      );
+      assert.equal((await leaseOf(env.client, CLUSTER)).spec?.holderIdentity, holder);
+      console.log(
+        `# switchover (${value}): ${primary} → ${holder}; writes unavailable ${(unavailableMs / 1000).toFixed(2)} s (last ack on the old primary to first on the new); 0 commits lost; ${primary}: ${report.rejoin}`,
+      );
+    });
+  }
+
+  it('refuses a switchover to a Pod that is not a replica of the cluster, once, and says why', async () => {
+    const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+    await clusters(env.client).patch(
+      CLUSTER,
+      { metadata: { annotations: { [ANNOTATION.switchover]: 'not-a-pod' } } },
+      { namespace: 'default', type: 'merge' },
+    );
+    await waitFor(
+      'the request to be served',
+      async () =>
+        (await leaseOf(env.client, CLUSTER)).metadata?.annotations?.[ANNOTATION.switchoverServed] === 'not-a-pod',
+      60_000,
+      250,
+    );
+    const report = await waitFor('the primary to say why', async () => {
+      const r = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
+      return r?.switchover?.startsWith('refused') ? r : undefined;
+    });
+    assert.match(report.switchover ?? '', /not-a-pod is not an instance of this cluster/);
+    assert.equal((await leaseOf(env.client, CLUSTER)).spec?.holderIdentity, primary);
+    await clusters(env.client).patch(
+      CLUSTER,
+      { metadata: { annotations: { [ANNOTATION.switchover]: null } } },
+      { namespace: 'default', type: 'merge' },
+    );
+  });
+
+  it('never had two instances accept writes at the same time', async () => {
+    await watcher.stop();
+    const violations = watcher.violations();
+    console.log(
+      `# split-brain watcher (sync): ${watcher.probes} probes, ${watcher.accepted.length} accepted, ${violations.length} violations`,
+    );
+    assert.ok(watcher.accepted.length > 100);
+    assert.deepEqual(violations, []);
+  });
+});

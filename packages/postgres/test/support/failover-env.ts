@@ -1,0 +1,382 @@
+/**
+ * Failover tests' world: 3 process nodes (optionally each behind its own API proxy), the operator as
+ * a child process, clusters with one instance per node, a client that writes a sequence through
+ * `<name>-primary` and records every acknowledged commit, and a watcher that tries a write on every
+ * instance directly every 50 ms to catch two primaries at once.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { KubeClient, type KubeObject } from '@kanri/client';
+import {
+  type ControlPlane,
+  type ProcessNode,
+  runnableAs,
+  serviceAddress,
+  startControlPlane,
+  waitFor,
+} from '@kanri/testenv';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import pg from 'pg';
+import {
+  ANNOTATION,
+  type InstanceReport,
+  LABEL,
+  names,
+  type PostgresCluster,
+  PostgresClusterResource,
+  postgresOperator,
+} from '../../src/index.js';
+
+export const IMAGE = 'ghcr.io/kanri-dev/postgres';
+const dist = fileURLToPath(new URL('../../src/', import.meta.url));
+
+export interface FailoverEnv {
+  readonly cp: ControlPlane;
+  readonly client: KubeClient;
+  startOperator(): void;
+  stopOperator(): Promise<void>;
+  allLogs(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startFailoverEnv(options: { apiProxy?: boolean } = {}): Promise<FailoverEnv> {
+  const cp = await startControlPlane({
+    controllers: true,
+    processNodes: {
+      count: 3,
+      apiProxy: options.apiProxy ?? false,
+      images: {
+        [IMAGE]: {
+          entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
+          user: 'postgres',
+        },
+      },
+    },
+  });
+  const logDir = await mkdtemp(join(tmpdir(), 'kanri-failover-logs-'));
+  const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+  const apply = (o: Record<string, unknown>) =>
+    client.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test-installer', force: true });
+  await apply(PostgresClusterResource.crd as unknown as Record<string, unknown>);
+  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
+  for (const object of postgresOperator.rbac()) await apply(object);
+  await waitFor('the PostgresCluster CRD to be served', () =>
+    client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
+  );
+  const identity = await cp.addUser({
+    name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${postgresOperator.namespace}`],
+  });
+  let operator: ChildProcess | undefined;
+  let runs = 0;
+  const stopOperator = async () => {
+    const child = operator;
+    operator = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return {
+    cp,
+    client,
+    startOperator() {
+      const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
+      operator = spawn(process.execPath, [join(dist, 'operator', 'main.js')], {
+        env: { ...process.env, KUBECONFIG: identity.kubeconfigPath, KANRI_BIND_ADDRESS: '127.0.0.1:0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      operator.stdout?.pipe(log);
+      operator.stderr?.pipe(log);
+    },
+    stopOperator,
+    async allLogs() {
+      const files = [
+        ...(await readdir(logDir)).map((f) => join(logDir, f)),
+        ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
+      ];
+      return (await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')))).join('\n');
+    },
+    async stop() {
+      await stopOperator();
+      await client.close();
+      await cp.stop();
+      await rm(logDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A cluster with one instance per node (required anti-affinity on the hostname). */
+export function failoverCluster(name: string, replicas: number, ha: Record<string, unknown> = {}): PostgresCluster {
+  return {
+    apiVersion: PostgresClusterResource.apiVersion,
+    kind: 'PostgresCluster',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      postgresVersion: 15,
+      instances: [
+        {
+          name: 'i',
+          replicas,
+          dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [
+                { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { [LABEL.cluster]: name } } },
+              ],
+            },
+          },
+        },
+      ],
+      config: { parameters: { shared_buffers: '16MB', max_connections: 40 } },
+      ha,
+    },
+  } as unknown as PostgresCluster;
+}
+
+export function clusters(client: KubeClient) {
+  return client.resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster');
+}
+
+export async function podsOf(client: KubeClient, cluster: string): Promise<Pod[]> {
+  return (
+    await client.resource<Pod>('v1', 'Pod').list({ namespace: 'default', labelSelector: `${LABEL.cluster}=${cluster}` })
+  ).items;
+}
+
+export function reportOf(pod: Pod | undefined): InstanceReport | undefined {
+  const raw = pod?.metadata?.annotations?.[ANNOTATION.status];
+  return raw ? (JSON.parse(raw) as InstanceReport) : undefined;
+}
+
+export async function leaseOf(client: KubeClient, cluster: string) {
+  return client
+    .resource<KubeObject & { spec?: { holderIdentity?: string } }>('coordination.k8s.io/v1', 'Lease')
+    .get(names.leaderLease(cluster), { namespace: 'default' });
+}
+
+/**
+ * Waits until every instance reports ready (fresh reports), one primary holding the Lease and the
+ * others streaming; resolves the primary's Pod name and the Pods.
+ */
+export async function waitHealthy(client: KubeClient, cluster: string, instances: number, timeoutMs = 180_000) {
+  return waitFor(
+    `${cluster}: ${instances} healthy instances`,
+    async () => {
+      const pods = await podsOf(client, cluster);
+      const reports = pods.map((p) => ({ name: p.metadata?.name ?? '', report: reportOf(p), ip: p.status?.podIP }));
+      const holder = (await leaseOf(client, cluster)).spec?.holderIdentity;
+      const fresh = (r: InstanceReport | undefined) => r && Date.now() - Date.parse(r.updatedAt) < 30_000;
+      const primaries = reports.filter((r) => r.report?.role === 'primary' && r.report.ready && fresh(r.report));
+      const replicas = reports.filter((r) => r.report?.role === 'replica' && r.report.ready && fresh(r.report));
+      if (pods.length !== instances || primaries.length !== 1 || replicas.length !== instances - 1) return undefined;
+      if (primaries[0]?.name !== holder) return undefined;
+      return { primary: holder as string, pods };
+    },
+    timeoutMs,
+    250,
+  );
+}
+
+export function nodeOf(cp: ControlPlane, pod: string): ProcessNode {
+  const node = cp.processNodes.find((n) => n.containers().some((c) => c.pod === pod && c.pid !== undefined));
+  if (!node) throw new Error(`no process node runs ${pod}`);
+  return node;
+}
+
+export async function sql<R extends Record<string, unknown>>(
+  host: string,
+  password: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  const db = new pg.Client({
+    host,
+    port: 5432,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 5_000,
+  });
+  await db.connect();
+  try {
+    return (await db.query<R>(text, params)).rows;
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
+export async function superuserPassword(client: KubeClient, cluster: string): Promise<string> {
+  const secret = await client.resource('v1', 'Secret').get(names.superuserSecret(cluster), { namespace: 'default' });
+  return Buffer.from((secret as { data: Record<string, string> }).data.password ?? '', 'base64').toString('utf8');
+}
+
+export interface Ack {
+  readonly n: number;
+  readonly at: number;
+  readonly host: string;
+}
+
+/**
+ * Writes 1, 2, 3, … one transaction each through `<cluster>-primary` (looked up again after every
+ * error), records each acknowledged commit. Errors and timeouts are not acknowledgements.
+ */
+export class SequenceWriter {
+  readonly acks: Ack[] = [];
+  errors = 0;
+  #next = 1;
+  #stop = new AbortController();
+  #running: Promise<void> | undefined;
+
+  constructor(
+    private readonly cp: ControlPlane,
+    private readonly cluster: string,
+    private readonly password: string,
+  ) {}
+
+  start(): void {
+    this.#running = this.#loop();
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  /** The first acknowledgement after `ms` (performance.now()), if any. */
+  firstAckAfter(ms: number): Ack | undefined {
+    return this.acks.find((a) => a.at > ms);
+  }
+
+  async #loop(): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      let db: pg.Client | undefined;
+      try {
+        const address = await serviceAddress(this.cp, 'default', names.primaryService(this.cluster), 5432, {
+          timeoutMs: 0,
+        });
+        const [host] = address.split(':') as [string];
+        db = new pg.Client({
+          host,
+          port: 5432,
+          user: 'postgres',
+          password: this.password,
+          database: 'postgres',
+          connectionTimeoutMillis: 2_000,
+          query_timeout: 5_000,
+        });
+        db.on('error', () => undefined);
+        await db.connect();
+        while (!this.#stop.signal.aborted) {
+          const n = this.#next++;
+          await db.query('INSERT INTO seq (n) VALUES ($1)', [n]);
+          this.acks.push({ n, at: performance.now(), host });
+        }
+      } catch {
+        this.errors++;
+        await sleep(50);
+      } finally {
+        await db?.end().catch(() => undefined);
+      }
+    }
+  }
+}
+
+export interface Acceptance {
+  readonly pod: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Tries a tiny write on every instance directly (its Pod IP) every 50 ms, with synchronous_commit =
+ * local so a primary that takes a write is seen even while it waits for a standby.
+ */
+export class SplitBrainWatcher {
+  readonly accepted: Acceptance[] = [];
+  probes = 0;
+  #stop = new AbortController();
+  #loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly instances: readonly { name: string; ip: string }[],
+    private readonly password: string,
+  ) {}
+
+  start(): void {
+    this.#loops = this.instances.map((i) => this.#probe(i.name, i.ip));
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await Promise.all(this.#loops);
+  }
+
+  /**
+   * Pairs of acceptances on two instances whose time spans overlap, or that alternate A, B, A within
+   * a second: two primaries taking writes over the same period interleave like that, while even the
+   * fastest legitimate back-and-forth (two switchovers) takes seconds.
+   */
+  violations(): string[] {
+    const found: string[] = [];
+    const sorted = [...this.accepted].sort((a, b) => a.start - b.start);
+    for (let i = 0; i < sorted.length; i++) {
+      const a = sorted[i] as Acceptance;
+      for (let j = i + 1; j < sorted.length; j++) {
+        const b = sorted[j] as Acceptance;
+        if (b.start > a.end + 1_000) break;
+        if (b.pod === a.pod) continue;
+        if (b.start <= a.end) found.push(`${a.pod} and ${b.pod} both accepted writes at ${Math.round(b.start)} ms`);
+        const back = sorted.slice(j + 1).find((c) => c.pod === a.pod && c.start <= a.end + 1_000);
+        if (back) found.push(`${a.pod}, then ${b.pod}, then ${a.pod} again accepted writes within 1 s`);
+      }
+    }
+    return [...new Set(found)];
+  }
+
+  async #probe(pod: string, ip: string): Promise<void> {
+    let db: pg.Client | undefined;
+    while (!this.#stop.signal.aborted) {
+      try {
+        if (!db) {
+          db = new pg.Client({
+            host: ip,
+            port: 5432,
+            user: 'postgres',
+            password: this.password,
+            database: 'postgres',
+            connectionTimeoutMillis: 1_000,
+            query_timeout: 2_000,
+          });
+          db.on('error', () => undefined);
+          await db.connect();
+          await db.query('SET synchronous_commit = local');
+        }
+        const start = performance.now();
+        this.probes++;
+        // Only a postgres out of recovery is asked to write (a replica would log an error 20 times a second).
+        const [row] = (await db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows;
+        if (row?.r === false) {
+          await db.query('INSERT INTO brain (pod) VALUES ($1)', [pod]);
+          this.accepted.push({ pod, start, end: performance.now() });
+        }
+      } catch {
+        await db?.end().catch(() => undefined);
+        db = undefined;
+      }
+      await sleep(50);
+    }
+    await db?.end().catch(() => undefined);
+  }
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}

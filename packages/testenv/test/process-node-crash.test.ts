@@ -1,0 +1,128 @@
+/**
+ * A process node's host failure: crash() SIGKILLs every container process group and goes silent
+ * (the Pod stays Running in the API); recover() re-runs the Pod on the same address. And apiProxy
+ * cuts one node's Pods off the API server.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { type ControlPlane, PROCESS_NODE_LABEL, startControlPlane } from '../src/index.js';
+import { isProcessAlive } from '../src/managed-process.js';
+import { type RestTarget, restRequest, restTargetFromKubeconfig } from '../src/rest.js';
+import { waitFor } from './helpers.js';
+
+const fixture = fileURLToPath(new URL('./fixtures/process-pod.js', import.meta.url));
+const IMAGE = 'example.com/kanri/process-pod';
+const ns = 'default';
+
+describe('process node crash and recover', { timeout: 180_000 }, () => {
+  let cp: ControlPlane;
+  let admin: RestTarget;
+  let markers: string;
+
+  const getPod = async (name: string) =>
+    (await restRequest<Pod>(admin, 'GET', `/api/v1/namespaces/${ns}/pods/${name}`)).body;
+  const ready = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  const http = async (address: string, path: string) => {
+    const response = await fetch(`http://${address}${path}`, { signal: AbortSignal.timeout(10_000) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  before(async () => {
+    markers = await mkdtemp(join(tmpdir(), 'kanri-crash-markers-'));
+    cp = await startControlPlane({
+      controllers: true,
+      processNodes: { count: 1, apiProxy: true, images: { [IMAGE]: { entrypoint: [process.execPath, fixture] } } },
+    });
+    admin = restTargetFromKubeconfig(cp.kubeconfig);
+    await waitFor('the default ServiceAccount', async () => {
+      const sa = await restRequest(admin, 'GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`);
+      return sa.status === 200;
+    });
+  });
+
+  after(async () => {
+    await admin?.dispatcher.close();
+    await cp?.stop();
+    await rm(markers, { recursive: true, force: true });
+  });
+
+  it('crash() kills the whole process group at once and leaves the Pod Running; recover() runs it again', async () => {
+    const marker = join(markers, 'term');
+    const created = await restRequest(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'host' },
+      spec: {
+        nodeSelector: { [PROCESS_NODE_LABEL]: 'true' },
+        containers: [
+          {
+            name: 'main',
+            image: `${IMAGE}:1`,
+            env: [
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'SPAWN_CHILD', value: '1' },
+              { name: 'TERM_MARKER', value: marker },
+            ],
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+          },
+        ],
+      },
+    });
+    assert.equal(created.status, 201);
+    const before = await waitFor('the Pod to be Ready', async () => {
+      const pod = await getPod('host');
+      return ready(pod) ? pod : undefined;
+    });
+    const ip = before.status?.podIP ?? '';
+    const pids = (await http(`${ip}:8080`, '/pids')).body as { pid: number; child: number };
+    const node = cp.processNodes[0];
+    assert.ok(node);
+
+    await node.crash();
+    assert.equal(isProcessAlive(pids.pid), false, 'the container process is gone');
+    assert.equal(isProcessAlive(pids.child), false, 'its child (same process group) is gone');
+    assert.equal(await readFile(marker, 'utf8').catch(() => ''), '', 'no SIGTERM: it was killed outright');
+    await sleep(3_000);
+    const during = await getPod('host');
+    assert.equal(during.status?.phase, 'Running', 'the API still says Running');
+    assert.equal(ready(during), true, 'and Ready: nobody tells the API the host died');
+    assert.equal(during.metadata?.resourceVersion, before.metadata?.resourceVersion, 'no status write');
+    assert.equal(node.containers().length, 0);
+
+    await node.recover();
+    const again = await waitFor('the Pod to run again', async () => {
+      const response = await http(`${ip}:8080`, '/pids').catch(() => undefined);
+      return response && response.body.pid !== pids.pid ? response.body : undefined;
+    });
+    assert.ok(isProcessAlive(again.pid as number));
+    assert.equal((await getPod('host')).status?.podIP, ip, 'same address after recovery');
+    await waitFor('Ready again', async () => ready(await getPod('host')));
+  });
+
+  it("apiProxy: the node's Pods reach the API server through the node's proxy, which can cut them off", async () => {
+    const node = cp.processNodes[0];
+    assert.ok(node?.apiProxy);
+    const ip = (await getPod('host')).status?.podIP ?? '';
+    const connections = node.apiProxy.connections;
+    const ok = await http(`${ip}:8080`, '/whoami');
+    assert.equal(ok.status, 200);
+    assert.ok(node.apiProxy.connections > connections, 'the request went through the proxy');
+    node.apiProxy.refuseNew(true);
+    node.apiProxy.dropAll();
+    try {
+      const cut = await http(`${ip}:8080`, '/whoami');
+      assert.equal(cut.status, 500, 'cut off from the API server');
+      // The node itself is not cut off: it still sees and serves its Pods.
+      assert.equal(ready(await getPod('host')), true);
+    } finally {
+      node.apiProxy.refuseNew(false);
+    }
+    assert.equal((await http(`${ip}:8080`, '/whoami')).status, 200);
+  });
+});
