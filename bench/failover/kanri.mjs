@@ -1,18 +1,11 @@
 // The Kanri side of the failover benchmark: a local control plane with one process node per
-// instance, the PostgresCluster CRD, the operator's RBAC and the operator as a child process (the
-// end-to-end test harness of @kanri/postgres, compiled), and a 3-instance cluster whose Pods must
-// each run on their own node (required podAntiAffinity on the hostname). A power loss of a member
-// is `crash()` of the process node running its Pod; bringing it back is `recover()`.
-
-import { LABEL, names } from '../../packages/postgres/dist/src/index.js';
-import {
-  clusterManifest,
-  clusters,
-  secretValue,
-  startPostgresEnv,
-  waitReady,
-} from '../../packages/postgres/dist/test/harness.js';
+// instance, the PostgresCluster CRD, the operator's RBAC and the operator as a child process
+// (kanri-env.mjs), and a 3-instance cluster whose Pods must each run on their own node (required
+// podAntiAffinity on the hostname). A power loss of a member is `crash()` of the process node
+// running its Pod; bringing it back is `recover()`.
+import { LABEL, names, PostgresClusterResource } from '../../packages/postgres/dist/src/index.js';
 import { serviceEndpoints, waitFor } from '../../packages/testenv/dist/src/index.js';
+import { startKanriEnv } from './kanri-env.mjs';
 import { queryOnce } from './writer.mjs';
 
 /** Kanri's defaults, spelled out so the benchmark does not drift if they change. */
@@ -27,32 +20,70 @@ const NS = 'default';
 
 /** The PostgresCluster: `instances` Pods, never two on one node. */
 export function benchCluster(name, instances, sync) {
-  const manifest = clusterManifest(name, instances, { ha: { ...KANRI_HA, synchronousMode: sync } });
-  manifest.spec.instances[0].affinity = {
-    podAntiAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: [
-        { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { [LABEL.cluster]: name } } },
+  return {
+    apiVersion: PostgresClusterResource.apiVersion,
+    kind: 'PostgresCluster',
+    metadata: { name, namespace: NS },
+    spec: {
+      postgresVersion: 15,
+      instances: [
+        {
+          name: 'i',
+          replicas: instances,
+          dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          affinity: {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [
+                { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { [LABEL.cluster]: name } } },
+              ],
+            },
+          },
+        },
       ],
+      ha: { ...KANRI_HA, synchronousMode: sync },
     },
   };
-  return manifest;
+}
+
+const clusters = (client) => client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster');
+
+async function secretValue(client, name, key) {
+  const secret = await client.resource('v1', 'Secret').get(name, { namespace: NS });
+  return Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+}
+
+/** The cluster's status says Ready with `instances` ready instances (the operator's view). */
+async function waitReady(client, name, instances, timeoutMs) {
+  return waitFor(
+    `PostgresCluster ${name} Ready with ${instances} instances`,
+    async () => {
+      const c = await clusters(client).get(name, { namespace: NS });
+      const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
+      if (ready?.status !== 'True' || c.status?.readyInstances !== instances) {
+        throw new Error(`not ready: ${ready?.message ?? 'no status'}`);
+      }
+      return c;
+    },
+    timeoutMs,
+    500,
+  );
 }
 
 /**
  * Starts the environment and the cluster; resolves once the primary streams to every replica.
- * `startOperator: false` leaves starting the operator to the caller (the chaos script runs it
- * through a fault proxy).
+ * `apiProxy`/`operatorProxy` put fault proxies between the agents/the operator and the API server
+ * (the chaos script stalls them).
  */
 export async function startKanriSystem({
   sync = false,
   log = () => {},
   name = 'bench',
   instances = 3,
-  startOperator = true,
-  beforeCluster = async () => {},
+  apiProxy = false,
+  operatorProxy = false,
 } = {}) {
   log(`starting a control plane with ${instances} process nodes and the operator`);
-  const env = await startPostgresEnv({ processNodes: instances });
+  const env = await startKanriEnv({ nodes: instances, apiProxy, operatorProxy });
   const { cp, client } = env;
   const pods = client.resource('v1', 'Pod');
   const leases = client.resource('coordination.k8s.io/v1', 'Lease');
@@ -149,8 +180,7 @@ export async function startKanriSystem({
   };
 
   try {
-    if (startOperator) await env.startOperator();
-    await beforeCluster(system);
+    env.startOperator();
     await clusters(client).create(benchCluster(name, instances, sync));
     credentials = {
       user: 'postgres',

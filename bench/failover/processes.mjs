@@ -13,6 +13,11 @@ import lockfile from 'proper-lockfile';
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 
+/** `command args` wrapped so that the process dies with this one (setpriv execs: same PID). */
+export function withParentDeathSignal(command, args) {
+  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
+
 /** Process groups started here and not yet known dead: pgid → label. */
 const groups = new Map();
 
@@ -117,7 +122,7 @@ process.on('exit', killAllGroups);
  */
 export function startProcess(command, args, { logFile, env = process.env, cwd, uid, gid, label = command } = {}) {
   const fd = logFile ? openSync(logFile, 'a', 0o600) : 'ignore';
-  const [cmd, argv] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+  const [cmd, argv] = withParentDeathSignal(command, args);
   const child = spawn(cmd, argv, {
     env,
     cwd,
