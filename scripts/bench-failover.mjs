@@ -112,11 +112,14 @@ try {
   console.log(
     `Failover: power loss of the primary's member, ${trials} trials each, ${values.sync ? 'synchronous' : 'asynchronous'} replication`,
   );
-  console.log('system    status   trials  RTO median   min      max     acked   lost (trials with loss)');
+  console.log(
+    'system    status   trials  RTO median   min      max     lock taken  then writes   acked   lost (trials with loss)',
+  );
   for (const [name, r] of rows) {
     console.log(
       `${name.padEnd(9)} ${r.status.padEnd(8)} ${`${r.okTrials ?? 0}/${trials}`.padEnd(7)} ` +
         `${`${secs(r.rtoMsMedian)} s`.padStart(8)}   ${`${secs(r.rtoMsMin)} s`.padStart(7)}  ${`${secs(r.rtoMsMax)} s`.padStart(7)}  ` +
+        `${`${secs(r.takeoverMsMedian)} s`.padStart(9)}  ${`${secs(r.takeoverToWriteMsMedian)} s`.padStart(10)}  ` +
         `${String(r.commitsAcked ?? '-').padStart(6)}   ${r.commitsLost ?? '-'} (${r.trialsWithLoss ?? '-'})`,
     );
     if (r.error) console.log(`          error: ${r.error.split('\n')[0]}`);
@@ -150,8 +153,10 @@ try {
       commitsAcked: r.commitsAcked ?? null,
       commitsLost: r.commitsLost ?? null,
       trialsWithLoss: r.trialsWithLoss ?? null,
+      takeoverMsMedian: r.takeoverMsMedian ?? null,
+      takeoverToWriteMsMedian: r.takeoverToWriteMsMedian ?? null,
       writeFailures: r.writeFailures ?? null,
-      trialResults: r.results.map(({ lostSeqs, ...t }) => ({ ...t, lostSeqs })),
+      trialResults: r.results,
     };
   }
   console.log(JSON.stringify(json));

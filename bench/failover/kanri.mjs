@@ -138,6 +138,18 @@ export async function startKanriSystem({
       if (!h || h.inRecovery) throw new Error('no writable primary');
       return { name: h.leader, address: h.address };
     },
+    /** The leader Lease just before a kill: when it was last renewed. */
+    async beforeKill() {
+      return { lease: (await leases.get(names.leaderLease(name), { namespace: NS })).spec };
+    },
+    /** The Lease's age at the kill, and when the new holder took it (wall clock, one machine). */
+    async timeline(mark, killedWall) {
+      const after = (await leases.get(names.leaderLease(name), { namespace: NS })).spec;
+      return {
+        lockAgeAtKillMs: mark.lease?.renewTime ? killedWall - Date.parse(mark.lease.renewTime) : null,
+        takeoverMs: after?.acquireTime ? Date.parse(after.acquireTime) - killedWall : null,
+      };
+    },
     /** Power loss of the node running `pod`. */
     async kill(pod) {
       const node = await nodeOf(pod);
@@ -149,14 +161,8 @@ export async function startKanriSystem({
       await node.recover();
       crashed.delete(node);
     },
-    async crashNode(node) {
-      crashed.add(node);
-      await node.crash();
-    },
-    async recoverNode(node) {
-      await node.recover();
-      crashed.delete(node);
-    },
+    /** The process node running `pod`. */
+    nodeOfPod: nodeOf,
     async waitHealthy(timeoutMs = 180_000) {
       await waitFor(
         `PostgresCluster ${name}: the Lease holder writable and streaming to ${instances - 1} replicas`,

@@ -326,6 +326,16 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
       if (!h || h.inRecovery) throw new Error('no writable leader');
       return { name: h.leader.name, address: h.leader.address };
     },
+    /** When the new leader took the leader key, from its log ("acquiring session lock"). */
+    async timeline(_mark, killedWall, newAddress) {
+      const m = all.find((x) => x.address === newAddress);
+      const text = await readFile(m.logFile, 'utf8');
+      // Patroni logs local time ("2026-01-01 12:00:00,123"); Node reads a date without a zone as local too.
+      const times = [...text.matchAll(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3}) INFO: promoted self to leader/gm)]
+        .map((x) => new Date(`${x[1]}T${x[2]}.${x[3]}`).getTime())
+        .filter((t) => t >= killedWall - 1_000);
+      return { takeoverMs: times.length ? times[0] - killedWall : null };
+    },
     /** Power loss: SIGKILL the member's Patroni group and its postmaster's group at once. */
     async kill(name) {
       const m = all.find((x) => x.name === name);

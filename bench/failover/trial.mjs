@@ -25,7 +25,11 @@ export async function runTrial(system, writer, trial, { log = () => {}, warmupMs
     if (performance.now() - warmStart > 60_000) throw new Error(`no write acknowledged by ${old.name} in 60 s`);
     await sleep(20);
   }
+  // Where the time goes, when the system can tell: the age of the leader lock at the kill, when
+  // another member took it.
+  const mark = (await system.beforeKill?.().catch(() => undefined)) ?? {};
   const killedAt = performance.now();
+  const killedWall = Date.now();
   await system.kill(old.name);
   result.killMs = round1(performance.now() - killedAt);
   let ack = writer.firstAckAfter(killedAt, old.address);
@@ -39,10 +43,19 @@ export async function runTrial(system, writer, trial, { log = () => {}, warmupMs
     result.newPrimary = ack.address;
     await sleep(afterMs);
     await writer.pause();
+    const timeline = await system.timeline?.(mark, killedWall, ack.address).catch(() => undefined);
+    if (timeline) Object.assign(result, timeline);
     result.acked = writer.acksOf(trial).length;
     const lost = await lostCommits(writer, trial, ack.address, system.credentials);
     result.lost = lost.length;
     result.lostSeqs = lost.slice(0, 20);
+    // When each lost commit was acknowledged, relative to the kill (negative: before it).
+    const lostSet = new Set(lost);
+    result.lostAckedAtMs = writer
+      .acksOf(trial)
+      .filter((a) => lostSet.has(a.seq))
+      .slice(0, 20)
+      .map((a) => round1(a.at - killedAt));
     result.ok = true;
     log(
       `  trial ${trial}: killed ${old.name}, writes resumed on ${ack.address} after ${(result.rtoMs / 1000).toFixed(2)} s, ` +
@@ -61,6 +74,13 @@ export async function runTrial(system, writer, trial, { log = () => {}, warmupMs
   return result;
 }
 
+function medianOf(values) {
+  const xs = values.filter((v) => v != null).sort((a, b) => a - b);
+  if (!xs.length) return null;
+  const mid = Math.floor(xs.length / 2);
+  return round1(xs.length % 2 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2);
+}
+
 export function summarizeTrials(results) {
   const ok = results.filter((r) => r.ok);
   const rtos = ok.map((r) => r.rtoMs).sort((a, b) => a - b);
@@ -76,5 +96,7 @@ export function summarizeTrials(results) {
     commitsAcked: ok.reduce((s, r) => s + r.acked, 0),
     commitsLost: ok.reduce((s, r) => s + r.lost, 0),
     trialsWithLoss: ok.filter((r) => r.lost > 0).length,
+    takeoverMsMedian: medianOf(ok.map((r) => r.takeoverMs)),
+    takeoverToWriteMsMedian: medianOf(ok.map((r) => (r.takeoverMs == null ? null : r.rtoMs - r.takeoverMs))),
   };
 }
