@@ -28,13 +28,14 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '300' },
     seed: { type: 'string' },
     sync: { type: 'boolean', default: false },
+    faults: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 const durationMs = Number(values.duration) * 1000;
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 if (values.help || !(durationMs > 0) || !Number.isInteger(seed)) {
-  console.error('usage: node scripts/chaos-postgres.mjs [--duration 300] [--seed N] [--sync]');
+  console.error('usage: node scripts/chaos-postgres.mjs [--duration 300] [--seed N] [--sync] [--faults kind,…]');
   process.exit(values.help ? 0 : 2);
 }
 
@@ -66,12 +67,18 @@ const pick = (weighted) => {
   return weighted.at(-1)[0];
 };
 
-const FAULTS = [
+const ALL_FAULTS = [
   ['kill-primary', 35],
   ['kill-replica', 25],
   ['kill-operator', 20],
   ['stall-api', 20],
 ];
+const only = values.faults?.split(',').map((f) => f.trim());
+const FAULTS = only ? ALL_FAULTS.filter(([kind]) => only.includes(kind)) : ALL_FAULTS;
+if (!FAULTS.length || (only && only.length !== FAULTS.length)) {
+  console.error(`--faults: a comma-separated subset of ${ALL_FAULTS.map(([k]) => k).join(', ')}`);
+  process.exit(2);
+}
 
 let system;
 let writer;
@@ -106,7 +113,7 @@ function followLease(client, cluster) {
       try {
         const h = (await leases.get(names.leaderLease(cluster), { namespace: 'default' })).spec?.holderIdentity || '';
         if (holder !== undefined && h && h !== holder)
-          changes.push({ at: round1(performance.now() - t0), from: holder, to: h });
+          changes.push({ atMs: round1(performance.now() - t0), from: holder, to: h });
         if (h) holder = h;
       } catch {
         // The admin client goes straight to the API server; a failed read is retried.
@@ -179,7 +186,7 @@ async function main() {
   let stuck;
   for (let n = 1; !stopping && performance.now() - injectStart < durationMs; n++) {
     const kind = pick(FAULTS);
-    const fault = { n, kind, at: round1(performance.now() - t0) };
+    const fault = { n, kind, atMs: round1(performance.now() - t0) };
     faults.push(fault);
     writer.trial = n;
     const before = await system.primary();

@@ -203,7 +203,10 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
     bootstrap: {
       dcs: {
         ...PATRONI_DCS,
+        // Kanri's synchronousMode is strict with one standby: commits wait rather than go async.
         synchronous_mode: sync,
+        synchronous_mode_strict: sync,
+        synchronous_node_count: 1,
         postgresql: {
           use_pg_rewind: true,
           use_slots: true,
@@ -313,7 +316,13 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
     credentials,
     dir,
     members: all,
-    settings: { store: 'etcd3', ...PATRONI_DCS, synchronous_mode: sync, use_pg_rewind: true },
+    settings: {
+      store: 'etcd3',
+      ...PATRONI_DCS,
+      synchronous_mode: sync,
+      synchronous_mode_strict: sync,
+      use_pg_rewind: true,
+    },
     /** Addresses of members whose REST API says they hold the leader key. */
     async candidates() {
       return (await leaders()).map((m) => m.address);
