@@ -66,7 +66,10 @@ try {
   await writer.stop();
   await watcher.stop();
   const byInstance = {};
-  for (const a of watcher.accepted.filter((x) => x.start > cut)) (byInstance[a.instance] ??= []).push(a.start - cut);
+  for (const a of watcher.accepted.filter((x) => x.start > cut)) {
+    byInstance[a.instance] ??= [];
+    byInstance[a.instance].push(a.start - cut);
+  }
   for (const [name, times] of Object.entries(byInstance)) {
     log(
       `${name} accepted writes from ${(times[0] / 1000).toFixed(2)} s to ${(times.at(-1) / 1000).toFixed(2)} s after the cut`,
