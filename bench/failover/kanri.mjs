@@ -40,7 +40,9 @@ export function benchCluster(name, instances, sync) {
           },
         },
       ],
-      ha: { ...KANRI_HA, synchronousMode: sync },
+      // `synchronous: { number: 1 }` and its earlier spelling `synchronousMode`: the API server prunes
+      // whichever its schema does not know, and the agent reads either.
+      ha: { ...KANRI_HA, synchronousMode: sync, ...(sync ? { synchronous: { number: 1 } } : {}) },
     },
   };
 }
