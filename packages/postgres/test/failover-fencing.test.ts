@@ -207,7 +207,11 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
       60_000,
       250,
     );
-    console.log(`# lag limit: ${replica} reports "${report.failover}"`);
+    console.log(`# lag limit: ${replica} reports "${report.failover}"; its readiness message: "${report.message}"`);
+    assert.match(
+      report.message ?? '',
+      /no primary \(the leader Lease of .* expired\): waiting: no replica within lag limit/,
+    );
     assert.match(report.failover ?? '', new RegExp(`${replica} lags [0-9.]+ (kiB|MiB) > 1 kiB`));
     await sleep(6_000);
     assert.equal((await leaseOf(env.client, name)).spec?.holderIdentity, primary, 'nobody took over');

@@ -27,9 +27,15 @@ import {
 
 const CLUSTER = 'sync';
 const CRASHES = 3;
-// `synchronousMode: true` is the pre-`synchronous: { number }` spelling the schema accepts today; the
-// agent reads either (number 1).
-const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1, synchronousMode: true };
+// `synchronous: { number: 1 }`; `synchronousMode: true` is its earlier spelling. The API server prunes
+// whichever its schema does not know, and the agent reads either.
+const HA = {
+  leaseDurationSeconds: 6,
+  renewDeadlineSeconds: 4,
+  retryPeriodSeconds: 1,
+  synchronous: { number: 1 },
+  synchronousMode: true,
+};
 
 describe('synchronous mode: no acknowledged commit lost; switchover', { timeout: 30 * 60_000 }, () => {
   let env: FailoverEnv;

@@ -394,6 +394,10 @@ export class Agent implements HealthSource {
     this.#primaryLsnSeen = undefined;
     // A former primary that handed the Lease over in a switchover may lead again later.
     this.#switching = false;
+    // Fencing must not wait for in-flight work (an API request hanging on a dead network path):
+    // postgres stops the moment leadership ends.
+    const fence = () => void this.#postgres.stop('fast', 2_000);
+    leadership.addEventListener('abort', fence, { once: true });
     try {
       this.#files.setPrimary(undefined, undefined);
       this.#syncConfigured = this.#initialSynchronous();
@@ -437,6 +441,7 @@ export class Agent implements HealthSource {
       }
       // Fast, escalating soon: clients are cut off at once, and postgres is down well before the
       // Lease can expire for the replicas (renew deadline < lease duration).
+      leadership.removeEventListener('abort', fence);
       await this.#postgres.stop('fast', 2_000);
       this.#status.wake();
     }
@@ -484,7 +489,7 @@ export class Agent implements HealthSource {
     while (!leadership.aborted) {
       if (!this.#switching) {
         try {
-          await reconcileSlots(this.#db, this.#client, this.#config, this.#log);
+          await reconcileSlots(this.#db, this.#client, this.#config, this.#log, leadership);
         } catch (error) {
           if (!leadership.aborted) this.#log.warn({ err: error }, 'cannot reconcile replication slots; retrying');
         }
@@ -734,6 +739,7 @@ export class Agent implements HealthSource {
     let followedHolder: string | undefined;
     let expiredSince: number | undefined;
     let lastDecision = '';
+    let noPrimary: string | undefined;
     await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
     this.#files.setSynchronousStandbyNames('');
     while (!signal.aborted) {
@@ -759,6 +765,7 @@ export class Agent implements HealthSource {
           return 'lead';
         }
         const expired = view?.exists === true && performance.now() >= expiresAtMs(view);
+        noPrimary = undefined;
         if (holder && !expired) {
           expiredSince = undefined;
           if (this.#decisions.failover?.startsWith('waiting')) this.#decisions.failover = undefined;
@@ -793,13 +800,15 @@ export class Agent implements HealthSource {
               void this.#event('Normal', EVENT_REASON.failoverWaiting, `${config.podName}: ${decision.message}`);
           }
           this.#decisions.failover = decision.message;
+          // The readiness message too: the operator shows it in the cluster's Ready condition.
+          noPrimary = `no primary (the leader Lease ${holder ? `of ${holder} expired` : 'is free'}): ${decision.message}`;
           if (decision.take && (await this.#takeLease(view, holder, decision.message, signal))) return 'lead';
         }
         const changed = await this.#files.write();
         this.#filesReady = true;
         if (!this.#postgres.wanted) this.#postgres.start();
         else if (changed) this.#postgres.reload();
-        this.#phase = following ? undefined : 'no primary to follow (nobody holds the leader Lease)';
+        this.#phase = noPrimary ?? (following ? undefined : 'no primary to follow (nobody holds the leader Lease)');
         const observed = await this.#db.observe();
         this.#primaryLsnSeen = maxLsn(this.#primaryLsnSeen, observed.senderEndLsn);
       } catch (error) {

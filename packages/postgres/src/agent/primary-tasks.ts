@@ -67,10 +67,18 @@ export async function ensureSystemRoles(db: LocalDb, config: AgentConfig, log: L
 }
 
 /** One physical slot per other Pod of the cluster; slots of Pods that are gone are dropped. */
-export async function reconcileSlots(db: LocalDb, client: KubeClient, config: AgentConfig, log: Logger): Promise<void> {
-  const pods = await client
-    .resource('v1', 'Pod')
-    .list({ namespace: config.namespace, labelSelector: { [LABEL.cluster]: config.cluster } });
+export async function reconcileSlots(
+  db: LocalDb,
+  client: KubeClient,
+  config: AgentConfig,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<void> {
+  const pods = await client.resource('v1', 'Pod').list({
+    namespace: config.namespace,
+    labelSelector: { [LABEL.cluster]: config.cluster },
+    signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]),
+  });
   const podNames = pods.items.map((pod) => pod.metadata?.name ?? '').filter(Boolean);
   const slots = await db.query<{ slot_name: string; active: boolean }>(
     `SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical'`,
