@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// A reproduction for fencing: cut the primary's node off the API server (its fault proxy stalls
+// open connections and refuses new ones) for STALL_MS (default 20,000), with a writer through
+// `<name>-primary` and the split-brain watcher running, and print when the cut-off primary last
+// answered, who holds the Lease as time goes by, when each instance accepted writes, and the
+// primary agent's lease and fencing log lines. With renewDeadlineSeconds 10 and
+// leaseDurationSeconds 15 a correct primary stops accepting writes ~10 s after its last renewal,
+// before a replica can take the Lease. Run after `npx tsc -b`:
+//   STALL_MS=20000 node bench/failover/stall-primary.mjs
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startKanriSystem } from './kanri.mjs';
+import { killAllGroups } from './processes.mjs';
+import { BRAIN_TABLE, SplitBrainWatcher } from './split-brain.mjs';
+import { connectTo, createTable, queryOnce, Writer } from './writer.mjs';
+
+const stallMs = Number(process.env.STALL_MS ?? 20_000);
+const t0 = performance.now();
+const log = (line) => console.error(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)} ${line}`);
+const system = await startKanriSystem({ log, name: 'stall', apiProxy: true });
+let writer;
+let watcher;
+try {
+  const primary = await system.primary();
+  const { credentials } = system;
+  await createTable(primary.address, credentials);
+  await queryOnce(
+    primary.address,
+    credentials,
+    `create table ${BRAIN_TABLE} (instance text not null, at timestamptz not null default now())`,
+  );
+  writer = new Writer(() => system.candidates(), credentials);
+  writer.resume(1);
+  watcher = new SplitBrainWatcher(() => system.instances(), credentials);
+  watcher.start();
+  await sleep(3_000);
+  const node = await system.nodeOfPod(primary.name);
+  const db = await connectTo(primary.address, credentials);
+  const leases = system.client.resource('coordination.k8s.io/v1', 'Lease');
+  log(`cutting ${node.name} (primary ${primary.name}) off the API server for ${stallMs / 1000} s`);
+  const cut = performance.now();
+  node.apiProxy.refuseNew(true);
+  node.apiProxy.stallOpenConnections();
+  let lastOk = 0;
+  let printed = 0;
+  let failed = false;
+  while (performance.now() - cut < stallMs) {
+    if (performance.now() - printed > 2_000) {
+      printed = performance.now();
+      const spec = (await leases.get('stall-leader', { namespace: 'default' })).spec;
+      log(`Lease holder ${spec.holderIdentity}, renewTime ${spec.renewTime}`);
+    }
+    try {
+      await db.query('select 1');
+      lastOk = performance.now() - cut;
+    } catch (error) {
+      if (!failed) log(`the cut-off primary stopped answering: ${error.message}`);
+      failed = true;
+    }
+    await sleep(100);
+  }
+  log(`the cut-off primary last answered ${(lastOk / 1000).toFixed(2)} s after the cut; lifting the cut`);
+  node.apiProxy.refuseNew(false);
+  node.apiProxy.dropAll();
+  await sleep(8_000);
+  await writer.stop();
+  await watcher.stop();
+  const byInstance = {};
+  for (const a of watcher.accepted.filter((x) => x.start > cut)) {
+    byInstance[a.instance] ??= [];
+    byInstance[a.instance].push(a.start - cut);
+  }
+  for (const [name, times] of Object.entries(byInstance)) {
+    log(
+      `${name} accepted writes from ${(times[0] / 1000).toFixed(2)} s to ${(times.at(-1) / 1000).toFixed(2)} s after the cut`,
+    );
+  }
+  const violations = watcher.violations();
+  log(`split-brain moments: ${violations.length} ${JSON.stringify(violations.slice(0, 3))}`);
+  const container = node.containers().find((c) => c.pod === primary.name);
+  const lines = readFileSync(container.logFile, 'utf8')
+    .split('\n')
+    .filter((l) => /FENCING|timed out|stopped leading|became leader|new leader/.test(l))
+    .map((l) => {
+      const entry = JSON.parse(l);
+      return `${new Date(entry.time).toISOString()} ${entry.msg}${entry.reason ? ` (${entry.reason})` : ''}`;
+    });
+  console.error(lines.slice(-10).join('\n'));
+  process.exitCode = violations.length ? 1 : 0;
+} finally {
+  await writer?.stop().catch(() => {});
+  await watcher?.stop().catch(() => {});
+  await system.stop();
+  killAllGroups();
+}
