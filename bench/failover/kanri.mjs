@@ -40,9 +40,7 @@ export function benchCluster(name, instances, sync) {
           },
         },
       ],
-      // `synchronous: { number: 1 }` and its earlier spelling `synchronousMode`: the API server prunes
-      // whichever its schema does not know, and the agent reads either.
-      ha: { ...KANRI_HA, synchronousMode: sync, ...(sync ? { synchronous: { number: 1 } } : {}) },
+      ha: { ...KANRI_HA, ...(sync ? { synchronous: { number: 1 } } : {}) },
     },
   };
 }
@@ -123,7 +121,7 @@ export async function startKanriSystem({
     get credentials() {
       return credentials;
     },
-    settings: { ...KANRI_HA, synchronousMode: sync },
+    settings: { ...KANRI_HA, synchronous: sync ? 1 : 0 },
     /** Ready endpoints of `<name>-primary`, as a client without kube-proxy would reach the Service. */
     async candidates() {
       const endpoints = await serviceEndpoints(cp, NS, names.primaryService(name), 5432);

@@ -203,7 +203,7 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
     bootstrap: {
       dcs: {
         ...PATRONI_DCS,
-        // Kanri's synchronousMode is strict with one standby: commits wait rather than go async.
+        // Kanri's synchronous mode (number: 1) is strict with one standby: commits wait rather than go async.
         synchronous_mode: sync,
         synchronous_mode_strict: sync,
         synchronous_node_count: 1,
