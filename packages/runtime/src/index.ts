@@ -26,6 +26,8 @@ export type { MapFunction } from './controller/event-sources.js';
 export { requestForObject, requestForOwner } from './controller/event-sources.js';
 export type { Predicate } from './controller/predicates.js';
 export { annotationsChanged, anyOf, generationChanged, labelsChanged } from './controller/predicates.js';
+export type { Deadline } from './deadline.js';
+export { createDeadline } from './deadline.js';
 export type { Condition, ConditionInput } from './helpers/conditions.js';
 export { conditionTime, findCondition, jsonEqual, setCondition } from './helpers/conditions.js';
 export type { EventType } from './helpers/event-recorder.js';

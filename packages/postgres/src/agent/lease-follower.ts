@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GoneError, type KubeClient, type KubeObject, NotFoundError } from '@kanri/client';
+import { createDeadline } from '@kanri/runtime';
 import type { Logger } from './logger.js';
 import { Wakeup } from './wakeup.js';
 
@@ -109,7 +110,8 @@ export class LeaseFollower {
         await this.refresh(signal);
         const resourceVersion = this.#view?.lease?.metadata?.resourceVersion;
         const timeoutSeconds = 60 + Math.floor(Math.random() * 60);
-        const watchSignal = AbortSignal.any([signal, AbortSignal.timeout((timeoutSeconds + 15) * 1000)]);
+        const deadline = createDeadline((timeoutSeconds + 15) * 1000, signal);
+        const watchSignal = deadline.signal;
         try {
           for await (const event of this.#leases().watch({
             namespace: this.#namespace,
@@ -124,6 +126,8 @@ export class LeaseFollower {
         } catch (error) {
           if (signal.aborted) return;
           if (!(watchSignal.aborted || error instanceof GoneError)) throw error;
+        } finally {
+          deadline.dispose();
         }
         failures = 0;
       } catch (error) {

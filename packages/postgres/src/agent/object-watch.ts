@@ -7,6 +7,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GoneError, type KubeObject, type ResourceClient } from '@kanri/client';
+import { createDeadline } from '@kanri/runtime';
 import type { Logger } from './logger.js';
 
 export interface ObjectWatchOptions<T extends KubeObject> {
@@ -53,7 +54,8 @@ export async function watchObject<T extends KubeObject>(options: ObjectWatchOpti
       const [min, max] = WATCH_SECONDS;
       const timeoutSeconds = Math.floor(min + Math.random() * (max - min));
       // The server ends the watch after timeoutSeconds; a stream that died silently is cut a little later.
-      const watchSignal = AbortSignal.any([signal, AbortSignal.timeout((timeoutSeconds + 15) * 1000)]);
+      const deadline = createDeadline((timeoutSeconds + 15) * 1000, signal);
+      const watchSignal = deadline.signal;
       try {
         for await (const event of resource.watch({
           namespace,
@@ -70,6 +72,8 @@ export async function watchObject<T extends KubeObject>(options: ObjectWatchOpti
         if (signal.aborted) return;
         // Our own timeout, or 410: relist at once.
         if (!(watchSignal.aborted || error instanceof GoneError)) throw error;
+      } finally {
+        deadline.dispose();
       }
       failures = 0;
     } catch (error) {

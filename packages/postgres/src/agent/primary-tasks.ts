@@ -4,6 +4,7 @@
  * on the difference, so running it again is harmless.
  */
 import { type KubeClient, NotFoundError } from '@kanri/client';
+import { createDeadline } from '@kanri/runtime';
 import { LABEL, names, REPLICATION_USER, SUPERUSER } from '../contract.js';
 import type { AgentConfig } from './config.js';
 import type { LocalDb } from './local-db.js';
@@ -74,11 +75,11 @@ export async function reconcileSlots(
   log: Logger,
   signal?: AbortSignal,
 ): Promise<void> {
-  const pods = await client.resource('v1', 'Pod').list({
-    namespace: config.namespace,
-    labelSelector: { [LABEL.cluster]: config.cluster },
-    signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]),
-  });
+  const deadline = createDeadline(10_000, signal);
+  const pods = await client
+    .resource('v1', 'Pod')
+    .list({ namespace: config.namespace, labelSelector: { [LABEL.cluster]: config.cluster }, signal: deadline.signal })
+    .finally(() => deadline.dispose());
   const podNames = pods.items.map((pod) => pod.metadata?.name ?? '').filter(Boolean);
   const slots = await db.query<{ slot_name: string; active: boolean }>(
     `SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical'`,

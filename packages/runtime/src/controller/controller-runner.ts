@@ -13,6 +13,7 @@
 import type { Delta, Informer } from '@kanri/cache';
 import type { KubeClient, KubeObject } from '@kanri/client';
 import type { Logger } from 'pino';
+import { createDeadline } from '../deadline.js';
 import type { EventRecorder } from '../helpers/event-recorder.js';
 import { finalizer } from '../helpers/finalizer.js';
 import type { InformerPool } from '../manager/informer-pool.js';
@@ -140,9 +141,9 @@ export class ControllerRunner<T extends KubeObject> {
     }
     const started = performance.now();
     metrics.activeWorkers.inc(labels);
-    const signals = [this.#abort?.signal].filter((s): s is AbortSignal => s !== undefined);
-    if (definition.reconcileTimeoutMs !== undefined) signals.push(AbortSignal.timeout(definition.reconcileTimeoutMs));
-    const signal = AbortSignal.any(signals);
+    // No reconcile timeout: a deadline that never fires within a reconcile's life.
+    const deadline = createDeadline(definition.reconcileTimeoutMs ?? 2_147_483_647, this.#abort?.signal);
+    const signal = deadline.signal;
     const resource = this.#deps.client.resource<T>(definition.apiVersion, definition.kind);
     try {
       const ctx = createContext({
@@ -188,6 +189,7 @@ export class ControllerRunner<T extends KubeObject> {
         log.error({ err: error, retries }, 'reconcile failed; requeued with backoff');
       }
     } finally {
+      deadline.dispose();
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTime.observe(labels, (performance.now() - started) / 1000);
     }

@@ -4,6 +4,7 @@
  * the moment a leader releases it rather than at their next poll.
  */
 import { AlreadyExistsError, ConflictError, type KubeClient, NotFoundError, type ResourceClient } from '@kanri/client';
+import { createDeadline } from '../deadline.js';
 import {
   expiresAtMs,
   holderSpec,
@@ -324,8 +325,12 @@ export class LeaderElector {
    */
   async #attempt(mode: 'campaign' | 'renew', signal: AbortSignal, budgetMs: number): Promise<Attempt> {
     const budget = Math.max(1, Math.ceil(budgetMs));
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(budget)]);
-    if (bounded.aborted) return 'failed';
+    const deadline = createDeadline(budget, signal);
+    const bounded = deadline.signal;
+    if (bounded.aborted) {
+      deadline.dispose();
+      return 'failed';
+    }
     let finished = false;
     const timedOut = new Promise<Attempt>((resolve) =>
       bounded.addEventListener(
@@ -342,6 +347,7 @@ export class LeaderElector {
     try {
       return await Promise.race([this.#tryAcquireOrRenew(mode, bounded), timedOut]);
     } finally {
+      deadline.dispose();
       finished = true;
     }
   }

@@ -19,6 +19,7 @@
  */
 import type { KubeClient, KubeList } from '@kanri/client';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.js';
+import { createDeadline } from '../deadline.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from './admission-review.js';
 
 /** Set to `"true"` on a CRD to let it be deleted together with its custom resources. */
@@ -140,24 +141,29 @@ async function listInstances(
   const versions = versionsToList(crd);
   const { group, names } = crd.spec;
   if (versions.length === 0) return { error: 'it serves no version to list them through' };
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+  const timer = createDeadline(timeoutMs, signal);
+  const deadline = timer.signal;
   const errors: string[] = [];
-  for (const version of versions) {
-    try {
-      const list = await client.request<KubeList>({
-        method: 'GET',
-        path: `/apis/${group}/${version}/${names.plural}`,
-        query: { limit: 1 },
-        accept: METADATA_LIST,
-        signal: deadline,
-        timeoutMs,
-        context: { verb: 'list', resource: `${names.plural}.${group}` },
-      });
-      return sampleInstances(list);
-    } catch (error) {
-      errors.push(deadline.aborted ? `listing ${version} timed out after ${timeoutMs} ms` : (error as Error).message);
-      if (deadline.aborted) break;
+  try {
+    for (const version of versions) {
+      try {
+        const list = await client.request<KubeList>({
+          method: 'GET',
+          path: `/apis/${group}/${version}/${names.plural}`,
+          query: { limit: 1 },
+          accept: METADATA_LIST,
+          signal: deadline,
+          timeoutMs,
+          context: { verb: 'list', resource: `${names.plural}.${group}` },
+        });
+        return sampleInstances(list);
+      } catch (error) {
+        errors.push(deadline.aborted ? `listing ${version} timed out after ${timeoutMs} ms` : (error as Error).message);
+        if (deadline.aborted) break;
+      }
     }
+  } finally {
+    timer.dispose();
   }
   return { error: errors.join('; ') };
 }
