@@ -146,3 +146,29 @@ export const ENV = {
 } as const;
 
 export type Bootstrap = 'initdb' | 'basebackup';
+
+/** The keys of the ConfigMap names.config(cluster) the operator renders and the agent reads. */
+export const CONFIG_KEY = { parameters: 'postgresql.conf', hba: 'pg_hba.conf' } as const;
+
+/**
+ * Settings the agent always sets itself (replication, fencing and the Pod's network depend on
+ * them). The API refuses them in `spec.config.parameters`, so no value is silently dropped.
+ */
+export const AGENT_OWNED_SETTINGS = [
+  'listen_addresses',
+  'port',
+  'unix_socket_directories',
+  'unix_socket_permissions',
+  'cluster_name',
+  'hot_standby',
+  'wal_level',
+  'max_wal_senders',
+  'max_replication_slots',
+  'wal_log_hints',
+  'logging_collector',
+  'log_destination',
+  'primary_conninfo',
+  'primary_slot_name',
+  'synchronous_standby_names',
+] as const;
+export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];

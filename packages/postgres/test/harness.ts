@@ -30,11 +30,15 @@ export interface PostgresEnv {
   stop(): Promise<void>;
 }
 
-export async function startPostgresEnv(options: { processNodes?: number } = {}): Promise<PostgresEnv> {
+export async function startPostgresEnv(
+  options: { processNodes?: number; apiProxy?: boolean } = {},
+): Promise<PostgresEnv> {
   const cp = await startControlPlane({
     controllers: true,
     processNodes: {
       count: options.processNodes ?? 2,
+      // Each node's Pods reach the API server through the node's own fault proxy (cutting one host off).
+      apiProxy: options.apiProxy ?? false,
       images: {
         [IMAGE]: {
           entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],

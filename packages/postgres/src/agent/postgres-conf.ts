@@ -3,10 +3,9 @@
  * followed by the agent's own settings, which therefore win), `pg_hba.conf`, the include line in
  * `postgresql.conf`, and the replication passfile.
  */
-import { PORT, REPLICATION_USER, SUPERUSER } from '../contract.js';
+import { type AgentOwnedSetting, PORT, REPLICATION_USER, SUPERUSER } from '../contract.js';
 
-/** The ConfigMap keys the operator renders (names.config(cluster)). */
-export const CONFIG_KEY = { parameters: 'postgresql.conf', hba: 'pg_hba.conf' } as const;
+export { CONFIG_KEY } from '../contract.js';
 
 export const KANRI_CONF = 'kanri.conf';
 export const INCLUDE_LINE = `include_if_exists = '${KANRI_CONF}'`;
@@ -32,7 +31,7 @@ export interface AgentSettingsInput {
 }
 
 /** Settings postgres must have for the agent to work; the operator's ConfigMap cannot override them. */
-export function buildAgentSettings(input: AgentSettingsInput): Record<string, string> {
+export function buildAgentSettings(input: AgentSettingsInput): Record<AgentOwnedSetting, string> {
   return {
     listen_addresses: input.podIP,
     port: String(PORT.postgres),

@@ -5,25 +5,22 @@
  */
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
-import { GROUP, KIND, PLURAL } from '../contract.js';
+import { AGENT_OWNED_SETTINGS, GROUP, KIND, PLURAL } from '../contract.js';
 
 /** Major versions the operator can run and upgrade between. */
 export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
 
-/** Parameters the agent owns: a user value would break replication, fencing or the Pod's network. */
+/**
+ * Parameters users may not set: the agent's own (a value would be dropped) and those that would
+ * point postgres at other files or start a recovery behind the agent's back.
+ */
 export const RESERVED_PARAMETERS = [
-  'listen_addresses',
-  'port',
-  'unix_socket_directories',
-  'hot_standby',
-  'primary_conninfo',
-  'primary_slot_name',
+  ...AGENT_OWNED_SETTINGS,
   'restore_command',
   'recovery_target',
   'data_directory',
   'hba_file',
   'ident_file',
-  'synchronous_standby_names',
 ] as const;
 
 /** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */

@@ -1,25 +1,12 @@
 /**
- * Failover tests' world: 3 process nodes (optionally each behind its own API proxy), the operator as
- * a child process, clusters with one instance per node, a client that writes a sequence through
+ * Failover tests' world: the end-to-end harness with 3 process nodes (optionally each behind its
+ * own API proxy), clusters with one instance per node, a client that writes a sequence through
  * `<name>-primary` and records every acknowledged commit, and a watcher that tries a write on every
  * instance directly every 50 ms to catch two primaries at once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { KubeClient, type KubeObject } from '@kanri/client';
-import {
-  type ControlPlane,
-  type ProcessNode,
-  runnableAs,
-  serviceAddress,
-  startControlPlane,
-  waitFor,
-} from '@kanri/testenv';
+import type { KubeClient, KubeObject } from '@kanri/client';
+import { type ControlPlane, type ProcessNode, serviceAddress, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import {
@@ -29,89 +16,16 @@ import {
   names,
   type PostgresCluster,
   PostgresClusterResource,
-  postgresOperator,
 } from '../../src/index.js';
+import { clusters, type PostgresEnv, startPostgresEnv } from '../harness.js';
 
-export const IMAGE = 'ghcr.io/kanri-dev/postgres';
-const dist = fileURLToPath(new URL('../../src/', import.meta.url));
+export type FailoverEnv = PostgresEnv;
 
-export interface FailoverEnv {
-  readonly cp: ControlPlane;
-  readonly client: KubeClient;
-  startOperator(): void;
-  stopOperator(): Promise<void>;
-  allLogs(): Promise<string>;
-  stop(): Promise<void>;
+/** Three process nodes, so every instance has a host of its own to lose. */
+export function startFailoverEnv(options: { apiProxy?: boolean } = {}): Promise<FailoverEnv> {
+  return startPostgresEnv({ processNodes: 3, apiProxy: options.apiProxy ?? false });
 }
 
-export async function startFailoverEnv(options: { apiProxy?: boolean } = {}): Promise<FailoverEnv> {
-  const cp = await startControlPlane({
-    controllers: true,
-    processNodes: {
-      count: 3,
-      apiProxy: options.apiProxy ?? false,
-      images: {
-        [IMAGE]: {
-          entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
-          user: 'postgres',
-        },
-      },
-    },
-  });
-  const logDir = await mkdtemp(join(tmpdir(), 'kanri-failover-logs-'));
-  const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-  const apply = (o: Record<string, unknown>) =>
-    client.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test-installer', force: true });
-  await apply(PostgresClusterResource.crd as unknown as Record<string, unknown>);
-  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-  for (const object of postgresOperator.rbac()) await apply(object);
-  await waitFor('the PostgresCluster CRD to be served', () =>
-    client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
-  );
-  const identity = await cp.addUser({
-    name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,
-    groups: ['system:serviceaccounts', `system:serviceaccounts:${postgresOperator.namespace}`],
-  });
-  let operator: ChildProcess | undefined;
-  let runs = 0;
-  const stopOperator = async () => {
-    const child = operator;
-    operator = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  return {
-    cp,
-    client,
-    startOperator() {
-      const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
-      operator = spawn(process.execPath, [join(dist, 'operator', 'main.js')], {
-        env: { ...process.env, KUBECONFIG: identity.kubeconfigPath, KANRI_BIND_ADDRESS: '127.0.0.1:0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      operator.stdout?.pipe(log);
-      operator.stderr?.pipe(log);
-    },
-    stopOperator,
-    async allLogs() {
-      const files = [
-        ...(await readdir(logDir)).map((f) => join(logDir, f)),
-        ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
-      ];
-      return (await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')))).join('\n');
-    },
-    async stop() {
-      await stopOperator();
-      await client.close();
-      await cp.stop();
-      await rm(logDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** A cluster with one instance per node (required anti-affinity on the hostname). */
 export function failoverCluster(name: string, replicas: number, ha: Record<string, unknown> = {}): PostgresCluster {
   return {
     apiVersion: PostgresClusterResource.apiVersion,
@@ -139,9 +53,7 @@ export function failoverCluster(name: string, replicas: number, ha: Record<strin
   } as unknown as PostgresCluster;
 }
 
-export function clusters(client: KubeClient) {
-  return client.resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster');
-}
+export { clusters };
 
 export async function podsOf(client: KubeClient, cluster: string): Promise<Pod[]> {
   return (

@@ -4,22 +4,20 @@
  * synchronous_standby_names, which it publishes in the Lease before setting) are not here. Pure.
  */
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
+import { quoteConfValue } from '../../agent/postgres-conf.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, REPLICATION_USER } from '../../contract.js';
+import { CONFIG_KEY, names, REPLICATION_USER } from '../../contract.js';
 import { clusterLabels } from './labels.js';
 
 /** Quotes a value as postgresql.conf expects: numbers and booleans bare, everything else quoted. */
 export function confValue(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return `'${String(value).replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : quoteConfValue(String(value));
 }
 
 export function postgresConfig(cluster: PostgresCluster): ConfigMap {
   const c = cluster.metadata?.name ?? '';
   const parameters: Record<string, unknown> = {
-    // Replicas need room for their slots and senders even with the defaults users rarely change.
-    max_wal_senders: 10,
-    max_replication_slots: 10,
+    // Senders and slots are the agent's (AGENT_OWNED_SETTINGS); retained WAL lets a lagging replica catch up.
     wal_keep_size: '512MB',
     password_encryption: 'scram-sha-256',
     ...(cluster.spec.config?.parameters ?? {}),
@@ -39,6 +37,6 @@ export function postgresConfig(cluster: PostgresCluster): ConfigMap {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: names.config(c), namespace: cluster.metadata?.namespace, labels: clusterLabels(c) },
-    data: { 'postgresql.conf': `${conf}\n`, 'pg_hba.conf': `${hba}\n` },
+    data: { [CONFIG_KEY.parameters]: `${conf}\n`, [CONFIG_KEY.hba]: `${hba}\n` },
   };
 }
