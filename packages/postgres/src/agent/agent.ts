@@ -413,19 +413,18 @@ export class Agent implements HealthSource {
       this.#postgres.start();
       await this.#untilAccepting(leadership);
       if (leadership.aborted) return;
-      await this.#promoteIfStandby(leadership);
+      const promoted = await this.#promoteIfStandby(leadership);
       if (leadership.aborted) return;
+      // A promoted replica serves at once: it has the replication role already, and the replicas
+      // re-following it retry until their slots appear. A new primary creates both first, so that
+      // a replica cloning as soon as it reports ready finds its slot in place.
+      if (promoted) this.#nowLeading();
       await this.#retry('create the replication role', leadership, () =>
         ensureSystemRoles(this.#db, this.#config, this.#log),
       );
       if (leadership.aborted) return;
-      // Slots first: a replica cloning as soon as this one reports ready finds its slot in place.
       await reconcileSlots(this.#db, this.#client, this.#config, this.#log).catch(() => undefined);
-      this.#leading = true;
-      this.#phase = undefined;
-      this.#log.info('running as primary');
-      this.#status.wake();
-      this.#primaryWakeup.wake();
+      if (!promoted) this.#nowLeading();
       await Promise.all([this.#primaryTasks(leadership), this.#syncLoop(leadership)]);
     } finally {
       this.#leading = false;
@@ -447,6 +446,14 @@ export class Agent implements HealthSource {
     }
   }
 
+  #nowLeading(): void {
+    this.#leading = true;
+    this.#phase = undefined;
+    this.#log.info('running as primary');
+    this.#status.wake();
+    this.#primaryWakeup.wake();
+  }
+
   /** The synchronous standbys a new leadership starts with (see sync-plan.ts). */
   #initialSynchronous(): string[] {
     const number = this.#haSpec().synchronousNumber;
@@ -459,9 +466,10 @@ export class Agent implements HealthSource {
     return this.#freshCluster ? [] : ['*'];
   }
 
-  async #promoteIfStandby(leadership: AbortSignal): Promise<void> {
+  /** True if postgres was a standby and is promoted now. */
+  async #promoteIfStandby(leadership: AbortSignal): Promise<boolean> {
     const [row] = await this.#db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
-    if (!row?.r) return;
+    if (!row?.r) return false;
     const started = performance.now();
     this.#phase = 'promoting';
     this.#log.info('promoting postgres (pg_promote)');
@@ -482,6 +490,7 @@ export class Agent implements HealthSource {
       .query('CHECKPOINT')
       .catch((error: unknown) => this.#log.warn({ err: error }, 'checkpoint after promotion failed'));
     this.#decisions.failover = `${this.#decisions.failover ?? 'promoted'} (promoted in ${ms} ms)`;
+    return !leadership.aborted;
   }
 
   async #primaryTasks(leadership: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { buildReport, shouldWriteReport } from './report.js';
+import { buildReport, servingProblem, shouldWriteReport } from './report.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const primaryObservation = {
@@ -80,4 +80,22 @@ it('writes at once on a change that matters, otherwise at most every refresh per
   assert.equal(shouldWriteReport({ report: a, atMs: 0 }, moved, 10_000), true);
   assert.equal(shouldWriteReport({ report: a, atMs: 0 }, { ...a, ready: false, message: 'x' }, 1), true);
   assert.equal(shouldWriteReport({ report: a, atMs: 0 }, { ...a, timeline: 3 }, 1), true);
+});
+
+it('keeps a replica serving while its primary is gone, unlike its report', () => {
+  const orphan = { connected: true, inRecovery: true, receiverStatus: null, replayLsn: '0/3000000' };
+  assert.equal(buildReport({ role: 'replica', leading: false, observation: orphan, now }).ready, false);
+  assert.equal(servingProblem({ role: 'replica', leading: false, observation: orphan }), undefined);
+  // A primary serves only once promoted and holding the Lease; nobody serves without postgres.
+  assert.match(servingProblem({ role: 'primary', leading: true, observation: orphan }) ?? '', /recovery/);
+  assert.match(servingProblem({ role: 'primary', leading: false, observation: primaryObservation }) ?? '', /Lease/);
+  assert.equal(servingProblem({ role: 'primary', leading: true, observation: primaryObservation }), undefined);
+  assert.match(
+    servingProblem({ role: 'replica', leading: false, observation: { connected: false } }) ?? '',
+    /connections/,
+  );
+  assert.match(
+    servingProblem({ role: 'replica', leading: false, observation: primaryObservation }) ?? '',
+    /not a standby/,
+  );
 });

@@ -57,6 +57,32 @@ function notReadyBecause(input: ReportInput): string | undefined {
 }
 
 /**
+ * Why the instance cannot take its Services' traffic, or undefined when it can: what `/readyz`
+ * answers, so what puts a Pod in a Service's endpoints. Looser than the report's `ready` for
+ * replicas, as CloudNativePG's default probe is: a replica whose primary just died still serves
+ * (stale) reads, and, more to the point, stays Ready through the failover. The replica promoted
+ * then reaches `<cluster>-primary` as soon as its role label changes, instead of waiting out
+ * `failureThreshold` probes to turn unready and one more period to turn ready again. The report's
+ * `ready` (the cluster's Ready condition and Ready-Instances) still requires streaming.
+ *
+ * @example
+ * ```ts
+ * servingProblem({ role: 'replica', leading: false, observation: { connected: true, inRecovery: true } }); // undefined
+ * ```
+ */
+export function servingProblem(input: Pick<ReportInput, 'role' | 'leading' | 'observation'>): string | undefined {
+  const { observation: o, role } = input;
+  if (!o.connected) return 'postgres is not accepting connections';
+  if (role === 'primary') {
+    if (o.inRecovery) return 'postgres is still in recovery';
+    if (!input.leading) return 'does not hold the leader Lease';
+    return undefined;
+  }
+  if (!o.inRecovery) return 'postgres is not in recovery (not a standby)';
+  return undefined;
+}
+
+/**
  * The report for one observation.
  *
  * @example

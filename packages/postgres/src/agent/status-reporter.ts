@@ -11,7 +11,7 @@ import type { LocalDb } from './local-db.js';
 import type { Logger } from './logger.js';
 import type { AgentMetrics } from './metrics.js';
 import type { PostgresProcess } from './postgres-process.js';
-import { buildReport, type ReportDecisions, shouldWriteReport } from './report.js';
+import { buildReport, type ReportDecisions, servingProblem, shouldWriteReport } from './report.js';
 import { Wakeup } from './wakeup.js';
 
 /** What the agent knows about itself that postgres cannot tell. */
@@ -50,7 +50,8 @@ export class StatusReporter implements HealthSource {
   readonly #options: StatusReporterOptions;
   readonly #wakeup = new Wakeup();
   #lastTickMs = performance.now();
-  #report: InstanceReport | undefined;
+  /** What /readyz answers (see servingProblem); null before the first observation. */
+  #serving: string | undefined | null = null;
   #written: { report: InstanceReport; atMs: number } | undefined;
 
   constructor(options: StatusReporterOptions) {
@@ -66,8 +67,8 @@ export class StatusReporter implements HealthSource {
 
   readiness(): string | null {
     if (this.#options.state().stopping) return 'shutting down';
-    if (!this.#report) return 'no status yet';
-    return this.#report.ready ? null : (this.#report.message ?? 'not ready');
+    if (this.#serving === null) return 'no status yet';
+    return this.#serving ?? null;
   }
 
   /** Look again now (the role, phase or postgres changed). */
@@ -102,7 +103,7 @@ export class StatusReporter implements HealthSource {
       now: new Date(),
       decisions: state.decisions,
     });
-    this.#report = report;
+    this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     metrics.update(report, observation.connected, state.leading);
     const now = performance.now();
     const refreshMs = report.role === 'primary' && state.leading ? PRIMARY_REFRESH_MS : undefined;

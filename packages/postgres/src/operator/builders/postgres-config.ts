@@ -19,6 +19,11 @@ export function postgresConfig(cluster: PostgresCluster): ConfigMap {
   const parameters: Record<string, unknown> = {
     // Senders and slots are the agent's (AGENT_OWNED_SETTINGS); retained WAL lets a lagging replica catch up.
     wal_keep_size: '512MB',
+    // A replica retries a failed or ended WAL stream after this long. PostgreSQL's 5 s is spent
+    // in full on every failover: the surviving replicas lose their primary, and the promoted one's
+    // timeline switch ends their stream once more. With synchronous replication no commit is
+    // acknowledged until a standby streams again, so this bounds the RTO.
+    wal_retrieve_retry_interval: '1s',
     password_encryption: 'scram-sha-256',
     ...(cluster.spec.config?.parameters ?? {}),
   };
