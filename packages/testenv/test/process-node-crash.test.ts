@@ -1,7 +1,8 @@
 /**
- * A process node's host failure: crash() SIGKILLs every container process group and goes silent
- * (the Pod stays Running in the API); recover() re-runs the Pod on the same address. And apiProxy
- * cuts one node's Pods off the API server.
+ * A process node's host failure: crash() SIGKILLs every container process, descendants that left
+ * the container's process group included, and goes silent (the Pod stays Running in the API);
+ * recover() re-runs the Pod on the same address. A container's first process dying takes such
+ * descendants with it too. And apiProxy cuts one node's Pods off the API server.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -24,6 +25,8 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
   let cp: ControlPlane;
   let admin: RestTarget;
   let markers: string;
+  /** Sessions of their own that only the code under test kills: ended here if a test failed. */
+  const escapedPids: number[] = [];
 
   const getPod = async (name: string) =>
     (await restRequest<Pod>(admin, 'GET', `/api/v1/namespaces/${ns}/pods/${name}`)).body;
@@ -49,10 +52,14 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
   after(async () => {
     await admin?.dispatcher.close();
     await cp?.stop();
+    for (const pid of escapedPids) {
+      const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+      if (comm.trim() === 'sleep' && isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
     await rm(markers, { recursive: true, force: true });
   });
 
-  it('crash() kills the whole process group at once and leaves the Pod Running; recover() runs it again', async () => {
+  it('crash() kills the whole process tree at once and leaves the Pod Running; recover() runs it again', async () => {
     const marker = join(markers, 'term');
     const created = await restRequest(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, {
       apiVersion: 'v1',
@@ -67,6 +74,7 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
             env: [
               { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
               { name: 'SPAWN_CHILD', value: '1' },
+              { name: 'SPAWN_ESCAPED', value: '1' },
               { name: 'TERM_MARKER', value: marker },
             ],
             readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
@@ -80,13 +88,19 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
       return ready(pod) ? pod : undefined;
     });
     const ip = before.status?.podIP ?? '';
-    const pids = (await http(`${ip}:8080`, '/pids')).body as { pid: number; child: number };
+    const pids = await waitFor('the escaped grandchild to start', async () => {
+      const body = (await http(`${ip}:8080`, '/pids')).body as { pid: number; child: number; escaped?: number };
+      return body.escaped ? (body as typeof body & { escaped: number }) : undefined;
+    });
+    escapedPids.push(pids.escaped);
+    assert.ok(isProcessAlive(pids.escaped));
     const node = cp.processNodes[0];
     assert.ok(node);
 
     await node.crash();
     assert.equal(isProcessAlive(pids.pid), false, 'the container process is gone');
     assert.equal(isProcessAlive(pids.child), false, 'its child (same process group) is gone');
+    assert.equal(isProcessAlive(pids.escaped), false, 'its grandchild in a session of its own is gone too');
     assert.equal(await readFile(marker, 'utf8').catch(() => ''), '', 'no SIGTERM: it was killed outright');
     await sleep(3_000);
     const during = await getPod('host');
@@ -124,5 +138,42 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
       node.apiProxy.refuseNew(false);
     }
     assert.equal((await http(`${ip}:8080`, '/whoami')).status, 200);
+  });
+
+  it("a container's first process dying takes the descendants that left its group with it", async () => {
+    const ip = (await getPod('host')).status?.podIP ?? '';
+    type Pids = { pid: number; escaped?: number };
+    const first = await waitFor('the escaped grandchild', async () => {
+      const body = (await http(`${ip}:8080`, '/pids')).body as Pids;
+      return body.escaped ? body : undefined;
+    });
+    const escaped = first.escaped as number;
+    escapedPids.push(escaped);
+    assert.ok(isProcessAlive(escaped));
+    // Not the group: only the container's first process, as when it crashes on its own.
+    process.kill(first.pid, 'SIGKILL');
+    // The node restarts the container only after the old run's tree has been killed.
+    await waitFor('the container to be restarted', async () => {
+      const body = (await http(`${ip}:8080`, '/pids').catch(() => undefined))?.body as Pids | undefined;
+      return body && body.pid !== first.pid;
+    });
+    assert.equal(isProcessAlive(escaped), false, 'the escaped grandchild of the old run is gone');
+  });
+
+  it('a graceful stop, where the group ends on SIGTERM before the first process, takes them too', async () => {
+    const ip = (await getPod('host')).status?.podIP ?? '';
+    const { escaped } = await waitFor('the escaped grandchild', async () => {
+      const body = (await http(`${ip}:8080`, '/pids')).body as { escaped?: number };
+      return body.escaped ? { escaped: body.escaped } : undefined;
+    });
+    escapedPids.push(escaped);
+    const deleted = await restRequest(admin, 'DELETE', `/api/v1/namespaces/${ns}/pods/host`);
+    assert.equal(deleted.status, 200);
+    // The node deletes the Pod for good only after its containers have stopped.
+    await waitFor('the Pod to be gone', async () => {
+      const response = await restRequest(admin, 'GET', `/api/v1/namespaces/${ns}/pods/host`);
+      return response.status === 404;
+    });
+    assert.equal(isProcessAlive(escaped), false, 'the escaped grandchild is gone with its container');
   });
 });

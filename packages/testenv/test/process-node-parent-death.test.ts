@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,9 @@ import { isProcessAlive } from '../src/managed-process.js';
 import { waitFor } from './helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/process-node-and-hold.js', import.meta.url));
+const exitFixture = fileURLToPath(new URL('./fixtures/container-then-exit.js', import.meta.url));
 
-describe('when the process that runs process nodes is killed', () => {
+describe('when the process that runs process nodes ends', () => {
   it("the Pods' processes die with it, including the children they started", async () => {
     const base = await mkdtemp(join(tmpdir(), 'kanri-pn-orphan-'));
     const child = spawn(process.execPath, [fixture, base], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -36,6 +38,30 @@ describe('when the process that runs process nodes is killed', () => {
     } finally {
       child.kill('SIGKILL');
       for (const pid of pids) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it('on a normal exit, the containers die with their descendants outside the process groups', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'kanri-pn-exit-'));
+    const child = spawn(process.execPath, [exitFixture, join(base, 'log')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(child, 'exit');
+    let pids: { container: number; escaped: number } | undefined;
+    try {
+      const [line] = await createInterface({ input: child.stdout })
+        [Symbol.asyncIterator]()
+        .next()
+        .then((r) => [r.value]);
+      pids = JSON.parse(line as string) as { container: number; escaped: number };
+      await exited;
+      // The 'exit' handler has sent SIGKILL before the process ended; the watchdog alone kills groups only.
+      await waitFor('the container and its escaped grandchild to die', () =>
+        [pids?.container ?? 0, pids?.escaped ?? 0].every((pid) => !isProcessAlive(pid)),
+      );
+    } finally {
+      child.kill('SIGKILL');
+      const escaped = pids?.escaped;
+      if (escaped && isProcessAlive(escaped)) process.kill(escaped, 'SIGKILL');
       await rm(base, { recursive: true, force: true });
     }
   });

@@ -1,13 +1,14 @@
 /**
  * One run of a container: a process started in its own process group through
  * `setpriv --pdeathsig KILL` (and, when running as root, a user switch), logging to a file.
- * When the first process exits the rest of the group is killed, as a container runtime does
- * when a container's PID 1 exits.
+ * When the first process exits the rest of the group is killed, with every descendant of it that
+ * left for a session of its own, as a container runtime kills the cgroup when PID 1 exits.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import type { ExitStatus } from '../managed-process.js';
 import { type GroupReaper, killGroup } from './group-reaper.js';
+import { escapedProcesses, killProcessTrees, type ProcessEntry, stillRunning } from './process-tree.js';
 import { type RunAs, setprivUserArgs } from './users.js';
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
@@ -21,13 +22,24 @@ export interface ContainerSpawn {
   readonly logFile: string;
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class ContainerProcess {
   /** The process ID, which is also the process group ID. -1 if the spawn failed. */
   readonly pid: number;
   readonly startedAt: Date;
-  /** Resolves when the first process has exited and the rest of its group has been killed. */
+  /** Resolves when the first process has exited and the rest of its tree has been killed. */
   readonly exited: Promise<ExitStatus & { readonly spawnError?: string }>;
   #running = true;
+  /** Descendants outside the group when a stop began, killed when the first process exits. */
+  #escaped: readonly ProcessEntry[] = [];
 
   constructor(spec: ContainerSpawn, reaper: GroupReaper) {
     this.startedAt = new Date();
@@ -64,7 +76,10 @@ export class ContainerProcess {
       child.once('exit', (code, signal) => {
         this.#running = false;
         if (this.pid > 0) {
-          killGroup(this.pid, 'SIGKILL');
+          // The first process is gone, so only what is left of its group (and what a stop saw
+          // outside it) leads to the rest. Its PID is a root only while the group holds it.
+          const roots = [...(groupAlive(this.pid) ? [this.pid] : []), ...stillRunning(this.#escaped)];
+          if (roots.length > 0) killProcessTrees(roots);
           reaper.remove(this.pid);
         }
         resolve({ code, signal, spawnError });
@@ -76,13 +91,21 @@ export class ContainerProcess {
     return this.#running;
   }
 
+  /** `signal` to the process group; SIGKILL goes to every process of the tree. */
   signal(signal: NodeJS.Signals): void {
-    if (this.#running && this.pid > 0) killGroup(this.pid, signal);
+    if (!this.#running || this.pid <= 0) return;
+    if (signal === 'SIGKILL') killProcessTrees([this.pid]);
+    else killGroup(this.pid, signal);
   }
 
-  /** SIGTERM to the group, SIGKILL after `graceMs`; resolves once the first process has exited. */
+  /**
+   * SIGTERM to the group, SIGKILL (to the tree) after `graceMs`; resolves once the first process
+   * has exited and the rest of its tree has been killed.
+   */
   async stop(graceMs: number): Promise<ExitStatus> {
     if (!this.#running) return this.exited;
+    // The group may end on SIGTERM before its first process does, orphaning what left the group.
+    this.#escaped = escapedProcesses(this.pid);
     this.signal('SIGTERM');
     const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
     try {

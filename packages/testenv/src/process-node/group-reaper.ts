@@ -6,9 +6,11 @@
  * such signal; the kubelet would end them with the container's cgroup. Here a tiny shell watchdog
  * plays that part: we tell it (over a pipe) each group that starts and ends, and when the pipe
  * closes, because this process exited in any way, even SIGKILL, it kills every group left.
- * A normal exit also kills them synchronously in an 'exit' handler.
+ * A normal exit also kills them, with their descendants outside the groups, synchronously in an
+ * 'exit' handler.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { killProcessTrees } from './process-tree.js';
 
 const WATCHDOG = `
 trap '' INT TERM HUP
@@ -29,7 +31,7 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
-    for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
+    killProcessTrees([...liveGroups]);
   });
 }
 

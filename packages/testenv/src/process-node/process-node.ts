@@ -17,6 +17,7 @@ import type { ImageMappings } from './image.js';
 import { HOST_IP, type NodeContext, type ProcessContainer } from './node-context.js';
 import type { PodNetwork } from './pod-network.js';
 import { PodWorker } from './pod-worker.js';
+import { killProcessTrees } from './process-tree.js';
 import type { PasswdEntry } from './users.js';
 
 /** Label on every process node, for nodeSelectors. */
@@ -55,10 +56,12 @@ export interface ProcessNode {
   /** The containers of the Pods on this node (until each Pod is gone from the API). */
   containers(): ProcessContainer[];
   /**
-   * The host loses power: every container process group on it is SIGKILLed at once (no SIGTERM,
-   * no restart), and the node stops heartbeating, watching and writing Pod status, so its Pods
-   * stay `Running` (and Ready) in the API, as they do on a real cluster until the node
-   * controller notices. Resolves once every process is gone.
+   * The host loses power: every process of every container on it, descendants that left the
+   * container's process group included (PostgreSQL backends), is stopped and then SIGKILLed at
+   * once (no SIGTERM, no restart), so none acknowledges anything after the crash. The node stops
+   * heartbeating, watching and writing Pod status, so its Pods stay `Running` (and Ready) in the
+   * API, as they do on a real cluster until the node controller notices. Resolves once every
+   * process is gone.
    *
    * @example
    * ```ts
@@ -215,7 +218,13 @@ export class ProcessNodeAgent implements ProcessNode {
   async crash(): Promise<void> {
     if (this.#crashed || this.#abort.signal.aborted) return;
     this.#crashed = true;
-    this.log('crash: killing every container process group, no more heartbeats or status');
+    // Every process of every container at once, before anything else: a host losing power
+    // acknowledges nothing after it, not even from a process that left its container's group.
+    const roots = this.containers().flatMap((container) => (container.pid ? [container.pid] : []));
+    const started = performance.now();
+    const killed = killProcessTrees(roots);
+    const ms = (performance.now() - started).toFixed(1);
+    this.log(`crash: killed ${killed.length} processes of ${roots.length} containers in ${ms} ms; node silent`);
     this.#abort.abort();
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];

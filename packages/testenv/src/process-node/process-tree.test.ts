@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { isProcessAlive } from '../managed-process.js';
+import { waitFor } from '../wait-for.js';
+import { killProcessTrees, parseStat, processTree, readProcessTable, stillRunning } from './process-tree.js';
+
+const p = (pid: number, ppid: number, pgid = pid) => ({ pid, ppid, pgid });
+
+describe('processTree', () => {
+  it('takes the roots and all their descendants, however deep, and nothing else', () => {
+    const table = [p(1, 0), p(10, 1), p(11, 10, 10), p(12, 11, 12), p(13, 12, 13), p(20, 1), p(21, 20, 20), p(30, 1)];
+    assert.deepEqual([...processTree(table, [10])].sort(), [10, 11, 12, 13]);
+    assert.deepEqual([...processTree(table, [10, 20])].sort(), [10, 11, 12, 13, 20, 21]);
+    assert.deepEqual([...processTree(table, [99])], [], 'a root that is gone: nothing');
+  });
+
+  it("takes the members of a root's process group after the root exited, and their descendants", () => {
+    // The container's first process (10) is gone: its postmaster (11) was re-parented to 1 but keeps group 10.
+    const table = [p(1, 0), p(11, 1, 10), p(12, 11, 12), p(13, 1, 13)];
+    assert.deepEqual([...processTree(table, [10])].sort(), [11, 12]);
+  });
+
+  it('tolerates missing parents and parent cycles (a table read while processes come and go)', () => {
+    const table = [p(5, 4), p(4, 5), p(6, 777), p(10, 1), p(11, 10, 10), p(12, 12, 12)];
+    assert.deepEqual([...processTree(table, [10])].sort(), [10, 11]);
+    assert.deepEqual([...processTree(table, [4])].sort(), [4, 5], 'a cycle through a root');
+  });
+});
+
+describe('parseStat', () => {
+  it('counts fields from the last parenthesis, as the command name may hold spaces and parentheses', () => {
+    assert.deepEqual(parseStat('4242 (postgres: a) (b) ) S 4200 4100 4100 0 -1 4194560 0'), p(4242, 4200, 4100));
+    assert.deepEqual(parseStat('7 (sleep) R 1 7 7 0'), p(7, 1, 7), 'no start time: none given');
+    const full = '8 (x) S 1 8 8 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 50';
+    assert.deepEqual(parseStat(full), { ...p(8, 1, 8), start: 123456 }, 'field 22 is the start time');
+    assert.equal(parseStat('garbage'), undefined);
+  });
+
+  it('reads this process from /proc', () => {
+    const self = readProcessTable().find((entry) => entry.pid === process.pid);
+    assert.equal(self?.ppid, process.ppid);
+    assert.ok(Number.isInteger(self?.start));
+  });
+});
+
+describe('stillRunning', () => {
+  it('keeps a process only while the same one holds its PID', () => {
+    const self = readProcessTable().find((entry) => entry.pid === process.pid);
+    assert.ok(self?.start !== undefined);
+    assert.deepEqual(stillRunning([self]), [process.pid]);
+    assert.deepEqual(stillRunning([{ ...self, start: self.start + 1 }]), [], 'another process with the same PID');
+    assert.deepEqual(stillRunning([{ ...self, start: undefined }]), [], 'unknown start time: not trusted');
+    assert.deepEqual(stillRunning([p(2 ** 22 + 1, 1)]), [], 'no such process');
+  });
+});
+
+/** Gone, a zombie, or with SIGKILL pending: in every case it never runs again. */
+function doomed(pid: number): boolean {
+  if (!isProcessAlive(pid)) return true;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const pending = [...status.matchAll(/^(?:SigPnd|ShdPnd):\s*([0-9a-f]+)$/gm)].map((m) => BigInt(`0x${m[1]}`));
+    return pending.some((mask) => (mask & (1n << 8n)) !== 0n); // bit 8 is signal 9, SIGKILL
+  } catch {
+    return true;
+  }
+}
+
+describe('killProcessTrees', () => {
+  it('kills a descendant that left the process group for a session of its own, as PostgreSQL backends do', async () => {
+    // container (sh, own group) -> sh (same group) -> sleep in a new session, like agent -> postmaster -> backend.
+    const container = spawn(
+      '/bin/sh',
+      ['-c', '/bin/sh -c "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo \\$!; wait"; wait'],
+      {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    const exited = once(container, 'exit');
+    const [line] = (await once(container.stdout, 'data')) as [Buffer];
+    const escaped = Number(line.toString().trim());
+    const pid = container.pid ?? -1;
+    try {
+      await waitFor('the escaped process in its own session', async () => {
+        const entry = readProcessTable().find((e) => e.pid === escaped);
+        return entry !== undefined && entry.pgid === escaped;
+      });
+      assert.ok(processTree(readProcessTable(), [pid]).has(escaped), 'found as a descendant');
+      const unrelated = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+      try {
+        const killed = killProcessTrees([pid]);
+        assert.ok(killed.includes(escaped));
+        assert.ok(doomed(escaped), 'the escaped process is killed with the rest, before killProcessTrees returns');
+        assert.ok(doomed(pid));
+        assert.ok(isProcessAlive(unrelated.pid ?? -1), 'an unrelated process is left alone');
+      } finally {
+        unrelated.kill('SIGKILL');
+      }
+      await exited;
+      await waitFor('the escaped process to be gone', async () => !isProcessAlive(escaped));
+    } finally {
+      // Only if the test failed before the kill.
+      for (const target of [-pid, escaped]) {
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {}
+      }
+    }
+  });
+
+  it('does nothing without roots', () => {
+    assert.deepEqual(killProcessTrees([]), []);
+    assert.deepEqual(killProcessTrees([0, 1, -5]), []);
+  });
+});
