@@ -218,6 +218,8 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
             max_wal_senders: 10,
             max_replication_slots: 10,
             wal_keep_size: '512MB',
+            // Kanri's operator default (postgres-config.ts): a replica retries its WAL stream after 1 s, not 5.
+            wal_retrieve_retry_interval: '1s',
             password_encryption: 'scram-sha-256',
           },
         },
