@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, startFaultProxy } from '@kanri/testenv';
-import { LeaderElector } from '../src/leader/leader-election.js';
+import { type LeaderElectionOptions, LeaderElector } from '../src/leader/leader-election.js';
 import type { LeaderChildConfig } from './fixtures/leader-child.js';
 
 const NAMESPACE = 'leader-election';
@@ -55,7 +55,13 @@ class Candidate {
   abortedAt: number | undefined;
   stoppedAt: number | undefined;
 
-  constructor(client: KubeClient, name: string, identity: string, timings: Timings) {
+  constructor(
+    client: KubeClient,
+    name: string,
+    identity: string,
+    timings: Timings,
+    adopt?: LeaderElectionOptions['adopt'],
+  ) {
     this.identity = identity;
     this.elector = new LeaderElector({
       client,
@@ -63,6 +69,7 @@ class Candidate {
       name,
       identity,
       ...timings,
+      ...(adopt ? { adopt } : {}),
       onStartedLeading: (signal) => {
         this.ledAt = performance.now();
         this.ledAtEpochMs = Date.now();
@@ -127,8 +134,14 @@ describe('LeaderElector against a real API server', () => {
   const candidates = new Set<Candidate>();
   const children = new Set<ChildCandidate>();
 
-  const candidate = (name: string, identity: string, timings: Timings, via = client): Candidate => {
-    const started = new Candidate(via, name, identity, timings);
+  const candidate = (
+    name: string,
+    identity: string,
+    timings: Timings,
+    via = client,
+    adopt?: LeaderElectionOptions['adopt'],
+  ): Candidate => {
+    const started = new Candidate(via, name, identity, timings, adopt);
     candidates.add(started);
     return started;
   };
@@ -188,6 +201,40 @@ describe('LeaderElector against a real API server', () => {
     assert.deepEqual(follower.newLeaders, [leader.identity]);
     assert.deepEqual(leader.newLeaders, [leader.identity]);
     await Promise.all([a.shutdown(), b.shutdown()]);
+  });
+
+  it('adopts a Lease its caller just wrote: leads without another write, then renews it; ignores one naming another holder', async () => {
+    const leases = client.resource('coordination.k8s.io/v1', 'Lease');
+    const spec = (holderIdentity: string) => {
+      const now = new Date().toISOString().replace('Z', '000Z');
+      return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 3 };
+    };
+    const sentAtMs = performance.now();
+    const written = await leases.create({ metadata: { name: 'adopted', namespace: NAMESPACE }, spec: spec('adopter') });
+    const adopter = candidate('adopted', 'adopter', SLOW_POLL, client, { lease: written, sentAtMs });
+    await waitFor('the adopter to lead', () => adopter.ledAt);
+    // Renewals come every 5 s (SLOW_POLL): a campaign would have read and written the Lease already.
+    const right = await leaseOf('adopted');
+    assert.equal(right.metadata?.resourceVersion, written.metadata?.resourceVersion, 'no write before leading');
+    assert.equal(right.spec?.leaseTransitions, 3);
+    let renewed = right;
+    for (
+      const until = performance.now() + 15_000;
+      renewed.metadata?.resourceVersion === written.metadata?.resourceVersion;
+    ) {
+      assert.ok(performance.now() < until, 'the adopted Lease is renewed');
+      await sleep(100);
+      renewed = await leaseOf('adopted');
+    }
+    assert.equal(renewed.spec?.holderIdentity, 'adopter');
+    assert.equal(adopter.elector.isLeader, true);
+
+    const other = await leases.create({ metadata: { name: 'not-mine', namespace: NAMESPACE }, spec: spec('someone') });
+    const impostor = candidate('not-mine', 'impostor', FAST, client, { lease: other, sentAtMs: performance.now() });
+    await sleep(1_500);
+    assert.equal(impostor.ledAt, undefined, 'a Lease naming another holder is not adopted');
+    assert.equal((await leaseOf('not-mine')).spec?.holderIdentity, 'someone');
+    await Promise.all([adopter.shutdown(), impostor.shutdown()]);
   });
 
   it("hands over within 2 s when the leader is aborted: it releases, and the follower's watch sees it", async (t) => {

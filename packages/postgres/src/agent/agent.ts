@@ -91,6 +91,8 @@ export class Agent implements HealthSource {
   #role: Role | undefined;
   #mode: Mode | undefined;
   #leading = false;
+  /** The Lease as #takeLease wrote it, and when the write was sent: handed to the next elector. */
+  #takenLease: { lease: Lease; sentAtMs: number } | undefined;
   /** Why the instance cannot serve at this stage (bootstrapping, fenced, …); undefined once it runs. */
   #phase: string | undefined = 'starting';
   #stopping = false;
@@ -349,6 +351,8 @@ export class Agent implements HealthSource {
     this.#leaseTakenBy = undefined;
     const election = new AbortController();
     this.#election = election;
+    const adopt = this.#takenLease;
+    this.#takenLease = undefined;
     let otherLeader: string | undefined;
     const elector = new LeaderElector({
       client: this.#client,
@@ -359,6 +363,8 @@ export class Agent implements HealthSource {
       renewDeadlineMs: config.renewDeadlineMs,
       retryPeriodMs: config.retryPeriodMs,
       logger: this.#log.child({ component: 'lease' }),
+      // A takeover just written by #takeLease: leading starts from it, not from another read and write.
+      ...(adopt ? { adopt } : {}),
       onStartedLeading: (leadership) => {
         // One leadership at a time: a new one starts postgres only after the last one stopped it.
         this.#leadership = this.#leadership
@@ -473,10 +479,15 @@ export class Agent implements HealthSource {
     const started = performance.now();
     this.#phase = 'promoting';
     this.#log.info('promoting postgres (pg_promote)');
+    // The replicas re-follow this instance as soon as it holds the Lease: with their slots in place
+    // they stream from it at once (through the promotion's timeline switch) instead of retrying
+    // after wal_retrieve_retry_interval, which in synchronous mode is time without any commit.
+    void reconcileSlots(this.#db, this.#client, this.#config, this.#log, leadership).catch(() => undefined);
     while (!leadership.aborted) {
       try {
-        const [result] = await this.#db.query<{ ok: boolean }>('SELECT pg_promote(true, 60) AS ok');
-        if (result?.ok) break;
+        // pg_promote(true) polls every 100 ms; promotion takes a few tens of ms, so poll closer.
+        const [sent] = await this.#db.query<{ ok: boolean }>('SELECT pg_promote(false) AS ok');
+        if (sent?.ok && (await this.#untilPromoted(leadership, 60_000))) break;
       } catch (error) {
         this.#log.warn({ err: error }, 'pg_promote failed; retrying');
       }
@@ -491,6 +502,17 @@ export class Agent implements HealthSource {
       .catch((error: unknown) => this.#log.warn({ err: error }, 'checkpoint after promotion failed'));
     this.#decisions.failover = `${this.#decisions.failover ?? 'promoted'} (promoted in ${ms} ms)`;
     return !leadership.aborted;
+  }
+
+  /** Waits until postgres has left recovery; false after `timeoutMs`. */
+  async #untilPromoted(leadership: AbortSignal, timeoutMs: number): Promise<boolean> {
+    const until = performance.now() + timeoutMs;
+    while (!leadership.aborted && performance.now() < until) {
+      const [row] = await this.#db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+      if (row && !row.r) return true;
+      await sleep(10, undefined, { signal: leadership }).catch(() => undefined);
+    }
+    return false;
   }
 
   async #primaryTasks(leadership: AbortSignal): Promise<void> {
@@ -872,6 +894,7 @@ export class Agent implements HealthSource {
     const lease = view.lease;
     if (!lease) return false;
     const now = microTime();
+    const sentAtMs = performance.now();
     try {
       const written = await this.#client.resource<Lease>('coordination.k8s.io/v1', 'Lease').update(
         {
@@ -888,6 +911,7 @@ export class Agent implements HealthSource {
         { namespace: this.#config.namespace, signal },
       );
       this.#lease.see(written);
+      this.#takenLease = { lease: written, sentAtMs };
     } catch (error) {
       if (error instanceof ConflictError) {
         this.#log.info('the leader Lease changed while taking it over; looking again');
@@ -900,7 +924,8 @@ export class Agent implements HealthSource {
     this.#decisions.failover = message;
     this.#log.warn({ from: lastHolder ?? null }, 'FAILOVER: took over the leader Lease');
     void this.#event('Warning', EVENT_REASON.promoted, `${this.#config.podName} ${message}`);
-    await this.#relabelStalePrimaries(signal).catch((error: unknown) =>
+    // Beside the promotion, not before it: a client trying the dead Pod first is refused at once.
+    void this.#relabelStalePrimaries(signal).catch((error: unknown) =>
       this.#log.warn({ err: error }, 'cannot move the primary label off the former primary'),
     );
     return true;

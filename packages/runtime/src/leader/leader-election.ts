@@ -43,6 +43,13 @@ export interface LeaderElectionOptions {
   readonly onStoppedLeading?: () => void;
   /** Called when a different holder is observed (this candidate included). */
   readonly onNewLeader?: (identity: string) => void;
+  /**
+   * A Lease naming this identity that the caller has just written itself, with a resourceVersion
+   * precondition (a takeover decided outside the elector, say by ranking candidates), and the
+   * `performance.now()` at which that write was sent. The first leadership starts from it without
+   * another round trip; its renew deadline counts from `sentAtMs`, as if the elector had written it.
+   */
+  readonly adopt?: { readonly lease: Omit<Lease, 'apiVersion' | 'kind'>; readonly sentAtMs: number };
   readonly logger?: LeaderElectionLogger;
 }
 
@@ -161,14 +168,25 @@ export class LeaderElector {
     if (this.#running) throw new Error(`LeaderElector for ${this.#context.lease} is already running`);
     this.#running = true;
     try {
+      let adopted = this.#adopt();
       while (!signal.aborted) {
-        const acquiredAtMs = await this.#campaign(signal);
+        const acquiredAtMs = adopted ?? (await this.#campaign(signal));
+        adopted = undefined;
         if (acquiredAtMs === undefined) return;
         await this.#lead(signal, acquiredAtMs);
       }
     } finally {
       this.#running = false;
     }
+  }
+
+  /** The `adopt` option's send time, once its Lease is taken as our own write; undefined without one. */
+  #adopt(): number | undefined {
+    const adopt = this.#options.adopt;
+    if (!adopt || recordOf(adopt.lease).holderIdentity !== this.#options.identity) return undefined;
+    this.#wrote({ ...adopt.lease, apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' });
+    this.#log.info(this.#context, 'adopted the lease written by this candidate');
+    return adopt.sentAtMs;
   }
 
   /** Resolves with the local time at which the winning write was sent, or undefined on abort. */
