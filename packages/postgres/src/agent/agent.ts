@@ -400,6 +400,10 @@ export class Agent implements HealthSource {
     this.#primaryLsnSeen = undefined;
     // A former primary that handed the Lease over in a switchover may lead again later.
     this.#switching = false;
+    // The role label now, not once promoted: clients find this Pod behind <name>-primary while it
+    // promotes (as Patroni's GET /leader answers as soon as the leader key is taken), and the few
+    // that connect early are refused writes for a few tens of ms instead of searching for longer.
+    this.#status.wake();
     // Fencing must not wait for in-flight work (an API request hanging on a dead network path):
     // postgres stops the moment leadership ends.
     const fence = () => void this.#postgres.stop('fast', 2_000);
