@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
-import { parseLsn } from '../src/agent/lsn.js';
+import { lsnDistance, parseLsn } from '../src/agent/lsn.js';
 import { ANNOTATION } from '../src/index.js';
 import {
   clusters,
@@ -152,29 +152,30 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
       type Event = { reason?: string; note?: string };
       const events = async () =>
         (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as Event[];
-      // Events are recorded after the decisions they describe: wait for them rather than race them.
-      const waited = await waitFor(
-        `${paused}'s FailoverWaiting Event`,
-        async () =>
-          (await events()).find((e) => e.reason === 'FailoverWaiting' && e.note?.startsWith(`${paused}: waiting`)),
-        30_000,
-        200,
-      );
-      console.log(`# candidate choice: ${other} promoted; ${paused} (replay paused) said: ${waited.note}`);
-      assert.match(waited.note ?? '', new RegExp(`waiting: ${other} is more advanced`));
+      // The winner's Event names whom it outranked and why. The loser's own "waiting" Event is not
+      // asserted: when the winner takes the Lease first, the loser never has to decide.
       const promoted = await waitFor(
         `${other}'s Promoted Event`,
         async () => (await events()).find((e) => e.reason === 'Promoted' && e.note?.startsWith(other)),
         30_000,
         200,
       );
+      console.log(`# candidate choice: ${promoted.note}`);
       assert.match(promoted.note ?? '', /took over the leader Lease/);
+      const position = (pod: string) =>
+        new RegExp(`${pod === other ? '\\(' : `ahead of ${pod} `}received (\\S+), replayed (\\S+?)[,)]`);
+      const [, otherReceived, otherReplayed] = (promoted.note ?? '').match(position(other)) ?? [];
+      const [, pausedReceived, pausedReplayed] = (promoted.note ?? '').match(position(paused)) ?? [];
+      assert.ok(otherReplayed && pausedReplayed, `both positions in "${promoted.note}"`);
+      assert.equal(pausedReceived, otherReceived, 'a paused replica still receives WAL');
+      assert.ok(lsnDistance(pausedReplayed, otherReplayed) > 0, `${other} had replayed more than ${paused}`);
       await sql(ipOf.get(paused) as string, password, 'SELECT pg_wal_replay_resume()');
       await node.recover();
       await waitHealthy(env.client, name, 3);
     } finally {
-      // Later tests need the operator, whatever happened here.
+      // Later tests need the operator and every node, whatever happened here.
       env.startOperator();
+      await node.recover();
     }
     await sleep(10_000);
     assert.equal(

@@ -27,7 +27,12 @@ it('failover: the most advanced replica by received, then replayed LSN, then nam
   const a = replica('db-a', '0/3000000', '0/2000000');
   const b = replica('db-b', '0/3000000', '0/3000000');
   const c = replica('db-c', '0/2000000');
-  assert.equal(decideFailover(input('db-b', [a, b, c])).take, true);
+  const taking = decideFailover(input('db-b', [a, b, c]));
+  assert.equal(taking.take, true);
+  assert.match(
+    taking.message,
+    /ahead of db-a received 0\/3000000, replayed 0\/2000000; db-c received 0\/2000000, replayed 0\/2000000\)$/,
+  );
   const waiting = decideFailover(input('db-a', [a, b, c]));
   assert.equal(waiting.take, false);
   assert.match(waiting.message, /waiting: db-b is more advanced/);

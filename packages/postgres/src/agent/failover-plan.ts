@@ -61,7 +61,7 @@ export function formatBytes(bytes: number): string {
  * ```ts
  * decideFailover({ self: 'db-1', candidates, systemIdentifier, primaryLsn: '0/5000000',
  *   maximumLagBytes: 16 << 20, synchronousStandbys: undefined, graceOver: false });
- * // { take: true, message: 'taking over: db-1 is the most advanced replica (received 0/5000000)' }
+ * // { take: true, message: 'taking over: the most advanced replica (received 0/5000000, replayed 0/5000000, lag 0 B; ahead of db-2 received 0/4000000, replayed 0/4000000)' }
  * ```
  */
 export function decideFailover(input: FailoverInput): FailoverDecision {
@@ -93,7 +93,14 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
     };
   const best = within[0] as Candidate;
   const where = `received ${me.receivedLsn}, replayed ${me.replayedLsn}, lag ${formatBytes(lagOf(me))}`;
-  if (best === me) return { take: true, message: `taking over: the most advanced replica (${where})` };
+  if (best === me) {
+    // Who it outranked, so that the Promoted Event says why this replica and not another.
+    const behind = ranked
+      .filter((c) => c !== me)
+      .map((c) => `${c.name} received ${c.receivedLsn}, replayed ${c.replayedLsn}`);
+    const ahead = behind.length > 0 ? `; ahead of ${behind.join('; ')}` : '';
+    return { take: true, message: `taking over: the most advanced replica (${where}${ahead})` };
+  }
   if (input.graceOver)
     return {
       take: true,
