@@ -41,19 +41,13 @@ export type ReportDecisions = Pick<InstanceReport, 'failover' | 'switchover' | '
 
 const ZERO_LSN = '0/0';
 
-/** Why the instance is not ready, or undefined when it is. */
+/** Why the instance is not ready, or undefined when it is: serving, and a replica also streaming. */
 function notReadyBecause(input: ReportInput): string | undefined {
-  const { observation: o, role } = input;
   if (input.phaseMessage) return input.phaseMessage;
-  if (!o.connected) return 'postgres is not accepting connections';
-  if (role === 'primary') {
-    if (o.inRecovery) return 'postgres is still in recovery';
-    if (!input.leading) return 'does not hold the leader Lease';
-    return undefined;
-  }
-  if (!o.inRecovery) return 'postgres is not in recovery (not a standby)';
-  if (o.receiverStatus !== 'streaming') return `WAL receiver is ${o.receiverStatus ?? 'not running'}`;
-  return undefined;
+  const problem = servingProblem(input);
+  if (problem !== undefined || input.role === 'primary') return problem;
+  const status = input.observation.receiverStatus;
+  return status === 'streaming' ? undefined : `WAL receiver is ${status ?? 'not running'}`;
 }
 
 /**
