@@ -425,16 +425,18 @@ export class Agent implements HealthSource {
       if (leadership.aborted) return;
       const promoted = await this.#promoteIfStandby(leadership);
       if (leadership.aborted) return;
-      // A promoted replica serves at once: it has the replication role already, and the replicas
-      // re-following it retry until their slots appear. A new primary creates both first, so that
-      // a replica cloning as soon as it reports ready finds its slot in place.
+      // A promoted replica serves at once: it has the replication role already, and its peers'
+      // slots were created while it promoted. A new primary creates both first, so that a replica
+      // cloning as soon as it reports ready finds its slot in place.
       if (promoted) this.#nowLeading();
       await this.#retry('create the replication role', leadership, () =>
         ensureSystemRoles(this.#db, this.#config, this.#log),
       );
       if (leadership.aborted) return;
-      await reconcileSlots(this.#db, this.#client, this.#config, this.#log).catch(() => undefined);
-      if (!promoted) this.#nowLeading();
+      if (!promoted) {
+        await reconcileSlots(this.#db, this.#client, this.#config, this.#log).catch(() => undefined);
+        this.#nowLeading();
+      }
       await Promise.all([this.#primaryTasks(leadership), this.#syncLoop(leadership)]);
     } finally {
       this.#leading = false;
