@@ -14,11 +14,11 @@ import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { leaseLoopbackBlock } from '../../packages/testenv/dist/src/index.js';
 import {
   freePort,
   killGroup,
   killTrees,
-  leaseLoopbackBlock,
   pidAlive,
   procStat,
   startProcess,

@@ -4,12 +4,8 @@
 // every group it started, by PID, on exit, error or signal.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import lockfile from 'proper-lockfile';
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 
@@ -165,29 +161,4 @@ export async function freePort() {
   const { port } = server.address();
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-/**
- * Leases a loopback /16 block (127.X.0.0/16) through the same lock files `@kanri/testenv` uses for
- * process-node Pod addresses, so the Patroni members' addresses never clash with a control plane
- * running beside this benchmark. Returns the block number and a release function.
- */
-export async function leaseLoopbackBlock() {
-  const dir = join(tmpdir(), 'kanri-pod-networks');
-  await mkdir(dir, { recursive: true, mode: 0o1777 });
-  for (let block = 2; block <= 254; block++) {
-    try {
-      const release = await lockfile.lock(join(dir, `127.${block}`), {
-        realpath: false,
-        stale: 10_000,
-        update: 2_000,
-        retries: 0,
-        onCompromised: () => {},
-      });
-      return { block, release };
-    } catch (error) {
-      if (error.code !== 'ELOCKED') throw error;
-    }
-  }
-  throw new Error('no free loopback block 127.X.0.0/16');
 }

@@ -26,6 +26,7 @@ export { isProcessAlive } from './managed-process.js';
 export type { ImageMapping, ImageMappings } from './process-node/image.js';
 export { resolveMountPath, VOLUME_MOUNTS_ENV } from './process-node/mount-path.js';
 export type { ProcessContainer } from './process-node/node-context.js';
+export { leaseLoopbackBlock } from './process-node/pod-network.js';
 export type { ProcessNode } from './process-node/process-node.js';
 export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';

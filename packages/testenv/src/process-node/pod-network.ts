@@ -21,6 +21,38 @@ export function blockAddress(block: number, index: number): string {
   return `127.${block}.${Math.floor(host / 256)}.${host % 256}`;
 }
 
+/**
+ * Leases a free loopback /16 block (127.X.0.0/16) through the lock files process nodes use, so
+ * that anything else on the machine that serves on loopback addresses (a benchmark's own
+ * PostgreSQL members, say) never clashes with a control plane's Pods. Release it when done.
+ *
+ * @example
+ * ```ts
+ * const { block, release } = await leaseLoopbackBlock();
+ * // serve on 127.${block}.0.1 …
+ * await release();
+ * ```
+ */
+export async function leaseLoopbackBlock(): Promise<{ block: number; release: () => Promise<void> }> {
+  await mkdir(LEASE_DIR, { recursive: true, mode: 0o1777 });
+  for (let block = 1; block <= 254; block++) {
+    try {
+      const release = await lockfile.lock(join(LEASE_DIR, `127.${block}`), {
+        realpath: false,
+        stale: 10_000,
+        update: 2_000,
+        retries: 0,
+        // A lock we lose (the file vanished, the clock jumped) must not crash the test process.
+        onCompromised: () => {},
+      });
+      return { block, release };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+    }
+  }
+  throw new TestenvError('no free loopback address block: 254 are in use on this machine');
+}
+
 const BLOCK_SIZE = 256 * 256 - 2;
 
 export class PodNetwork {
@@ -37,23 +69,8 @@ export class PodNetwork {
 
   /** Leases a free /16 block. */
   static async acquire(): Promise<PodNetwork> {
-    await mkdir(LEASE_DIR, { recursive: true, mode: 0o1777 });
-    for (let block = 1; block <= 254; block++) {
-      try {
-        const release = await lockfile.lock(join(LEASE_DIR, `127.${block}`), {
-          realpath: false,
-          stale: 10_000,
-          update: 2_000,
-          retries: 0,
-          // A lock we lose (the file vanished, the clock jumped) must not crash the test process.
-          onCompromised: () => {},
-        });
-        return new PodNetwork(block, release);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-      }
-    }
-    throw new TestenvError('no free pod address block: 254 process-node networks are in use on this machine');
+    const { block, release } = await leaseLoopbackBlock();
+    return new PodNetwork(block, release);
   }
 
   /** The CIDR this network hands addresses from, e.g. `127.3.0.0/16`. */
