@@ -18,8 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
-import { BRAIN_TABLE, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
-import { createTable, queryOnce, TABLE, Writer } from '../bench/failover/writer.mjs';
+import { startWorkload } from '../bench/failover/workload.mjs';
+import { queryOnce, TABLE } from '../bench/failover/writer.mjs';
 import { names } from '../packages/postgres/dist/src/index.js';
 import { median } from './bench-lib.mjs';
 
@@ -149,16 +149,7 @@ async function main() {
   system = await startKanriSystem({ sync: values.sync, log, name: 'chaos', apiProxy: true, operatorProxy: true });
   const { env, cp, credentials } = system;
   const primary = await system.primary();
-  await createTable(primary.address, credentials);
-  await queryOnce(
-    primary.address,
-    credentials,
-    `create table ${BRAIN_TABLE} (instance text not null, at timestamptz not null default now())`,
-  );
-  writer = new Writer(() => system.candidates(), credentials);
-  writer.resume(0);
-  watcher = new SplitBrainWatcher(() => system.instances(), credentials);
-  watcher.start();
+  ({ writer, watcher } = await startWorkload(system, primary.address, 0));
   const lease = followLease(system.client, system.clusterName);
   await sleep(2_000);
 

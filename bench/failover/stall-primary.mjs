@@ -11,8 +11,8 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startKanriSystem } from './kanri.mjs';
 import { killAllGroups } from './processes.mjs';
-import { BRAIN_TABLE, SplitBrainWatcher } from './split-brain.mjs';
-import { connectTo, createTable, queryOnce, Writer } from './writer.mjs';
+import { startWorkload } from './workload.mjs';
+import { connectTo } from './writer.mjs';
 
 const stallMs = Number(process.env.STALL_MS ?? 20_000);
 const t0 = performance.now();
@@ -23,16 +23,7 @@ let watcher;
 try {
   const primary = await system.primary();
   const { credentials } = system;
-  await createTable(primary.address, credentials);
-  await queryOnce(
-    primary.address,
-    credentials,
-    `create table ${BRAIN_TABLE} (instance text not null, at timestamptz not null default now())`,
-  );
-  writer = new Writer(() => system.candidates(), credentials);
-  writer.resume(1);
-  watcher = new SplitBrainWatcher(() => system.instances(), credentials);
-  watcher.start();
+  ({ writer, watcher } = await startWorkload(system, primary.address, 1));
   await sleep(3_000);
   const node = await system.nodeOfPod(primary.name);
   const db = await connectTo(primary.address, credentials);
