@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { startControlPlane } from '../packages/testenv/dist/src/index.js';
-import { median, mib, ratio, round1, send } from './bench-lib.mjs';
+import { exitOnSignals, median, mib, ratio, round1, send } from './bench-lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const objects = Number(process.argv[2] ?? 20_000);
@@ -198,13 +198,9 @@ const cleanUp = () => {
   })();
   return cleaning;
 };
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    stopping = true;
-    log(`${signal}: stopping`);
-    cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  });
-}
+exitOnSignals(log, cleanUp, () => {
+  stopping = true;
+});
 
 try {
   await main();

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { startControlPlane } from '../packages/testenv/dist/src/index.js';
-import { median, mib, ratio, round1, send } from './bench-lib.mjs';
+import { exitOnSignals, median, mib, ratio, round1, send } from './bench-lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const items = Number(process.argv[2] ?? 5_000);
@@ -533,13 +533,9 @@ const cleanUp = () => {
   })();
   return cleaning;
 };
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    stopping = true;
-    log(`${signal}: stopping`);
-    cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  });
-}
+exitOnSignals(log, cleanUp, () => {
+  stopping = true;
+});
 
 try {
   await main();

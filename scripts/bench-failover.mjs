@@ -15,7 +15,7 @@ import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mj
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
 import { createTable, Writer } from '../bench/failover/writer.mjs';
-import { ratio } from './bench-lib.mjs';
+import { exitOnSignals, ratio } from './bench-lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -52,13 +52,9 @@ const cleanUp = () => {
   return cleaning;
 };
 let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    stopping = true;
-    log(`${signal}: stopping`);
-    cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  });
-}
+exitOnSignals(log, cleanUp, () => {
+  stopping = true;
+});
 
 /** Runs every trial against one system; a system that fails to start is reported as failed. */
 async function benchSystem(name) {

@@ -34,3 +34,17 @@ export async function send(dispatcher, url, method, body, contentType = 'applica
     }
   }
 }
+
+/**
+ * On SIGINT or SIGTERM: `onStop()` (so loops stop starting work), then `cleanUp()` (every process
+ * the script started, by PID), then exit 130 or 143 as a shell expects.
+ */
+export function exitOnSignals(log, cleanUp, onStop) {
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      onStop();
+      log(`${signal}: stopping`);
+      cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
+  }
+}

@@ -21,7 +21,7 @@ import { killAllGroups } from '../bench/failover/processes.mjs';
 import { startWorkload } from '../bench/failover/workload.mjs';
 import { queryOnce, TABLE } from '../bench/failover/writer.mjs';
 import { names } from '../packages/postgres/dist/src/index.js';
-import { median } from './bench-lib.mjs';
+import { exitOnSignals, median } from './bench-lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -94,13 +94,9 @@ const cleanUp = () => {
   })();
   return cleaning;
 };
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    stopping = true;
-    log(`${signal}: stopping`);
-    cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  });
-}
+exitOnSignals(log, cleanUp, () => {
+  stopping = true;
+});
 
 /** Follows the leader Lease: every change of holder is a failover (or a fenced primary's return). */
 function followLease(client, cluster) {
