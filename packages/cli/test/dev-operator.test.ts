@@ -1,43 +1,25 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { defineOperator } from '@kanri/api';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import { isProcessAlive, waitFor } from '@kanri/testenv';
 import { readDevState } from '../src/dev-state.js';
 import { isOperatorDefinition, pickOperator, resolveOperatorModule } from '../src/operator-module.js';
 import { formatLogLine } from '../src/pretty-log.js';
+import { type KanriResult, kanriMain, runKanri } from './run-kanri.js';
 
-const execFileAsync = promisify(execFile);
-const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const websiteOperator = join(root, 'examples', 'dist', '03-website-operator', 'definition.js');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function kanri(args: string[], env: NodeJS.ProcessEnv, cwd = root): Promise<Result> {
-  return execFileAsync(process.execPath, [main, ...args], {
-    cwd,
-    env: { ...process.env, ...env },
-    timeout: 240_000,
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
+/** The CLI as a child process, with the dev commands' longer time budget. */
+function kanri(args: string[], env: NodeJS.ProcessEnv, cwd = root): Promise<KanriResult> {
+  return runKanri(args, { cwd, env, timeoutMs: 240_000 });
 }
 
 describe('the operator module', () => {
@@ -140,7 +122,7 @@ describe('kanri dev run', () => {
   });
 
   it('installs the CRDs, runs the Website operator until SIGINT, and exits 0', async () => {
-    const child = spawn(process.execPath, [main, 'dev', 'run', '--operator', websiteOperator], {
+    const child = spawn(process.execPath, [kanriMain, 'dev', 'run', '--operator', websiteOperator], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
