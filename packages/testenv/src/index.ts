@@ -33,8 +33,12 @@ export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
 export { runnableAs } from './process-node/runnable-as.js';
-export type { ServiceAddressOptions, ServiceEndpoint } from './process-node/service-endpoints.js';
-export { serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export type {
+  ServiceAddressOptions,
+  ServiceEndpoint,
+  ServiceEndpointReaderOptions,
+} from './process-node/service-endpoints.js';
+export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,

@@ -10,6 +10,7 @@ import {
   findProcessContainer,
   PROCESS_NODE_LABEL,
   runnableAs,
+  ServiceEndpointReader,
   serviceAddress,
   serviceEndpoints,
   startControlPlane,
@@ -529,14 +530,46 @@ describe('process nodes', () => {
       [['picky-no', false]],
     );
     await assert.rejects(serviceAddress(cp, ns, 'picky', undefined, { timeoutMs: 0 }), /no ready endpoint/);
-    await create(
-      `/api/v1/namespaces/${ns}/pods`,
-      podSpec('picky-yes', [container({ readinessProbe: probe })], {}, labels),
-    );
-    const ready = await waitReady('picky-yes');
-    assert.equal(await serviceAddress(cp, ns, 'picky'), `${ready.status?.podIP}:8080`);
+    // A reader kept across changes sees each one: the same lookups a client repeats in a failover.
+    const reader = new ServiceEndpointReader(cp);
+    try {
+      assert.deepEqual(
+        (await reader.endpoints(ns, 'picky')).map((e) => [e.pod, e.ready]),
+        [['picky-no', false]],
+      );
+      await create(
+        `/api/v1/namespaces/${ns}/pods`,
+        podSpec('picky-yes', [container({ readinessProbe: probe })], {}, labels),
+      );
+      const ready = await waitReady('picky-yes');
+      assert.equal(await serviceAddress(cp, ns, 'picky'), `${ready.status?.podIP}:8080`);
+      assert.deepEqual(
+        (await reader.endpoints(ns, 'picky', 8080)).map((e) => [e.pod, e.ready, e.address]),
+        [
+          ['picky-no', false, `${podIP}:8080`],
+          ['picky-yes', true, `${ready.status?.podIP}:8080`],
+        ],
+      );
+      await assert.rejects(reader.endpoints(ns, 'no-such-service'), /Service .*\/no-such-service does not exist/);
+      // From the watch cache: the same view, at most a few ms behind.
+      const cached = new ServiceEndpointReader(cp, { watchCache: true });
+      try {
+        const seen = await waitFor('the watch cache to show picky-yes ready', async () => {
+          const endpoints = await cached.endpoints(ns, 'picky', 8080);
+          return endpoints.some((e) => e.pod === 'picky-yes' && e.ready) ? endpoints : undefined;
+        });
+        assert.deepEqual(
+          seen.map((e) => e.pod),
+          ['picky-no', 'picky-yes'],
+        );
+      } finally {
+        await cached.close();
+      }
+      remember(ready);
+    } finally {
+      await reader.close();
+    }
     remember(running);
-    remember(ready);
   });
 
   it('reports images it cannot run and commands it cannot resolve, naming Pod and container', async () => {

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '@kanri/client';
-import { type ControlPlane, type ProcessNode, serviceAddress, waitFor } from '@kanri/testenv';
+import { type ControlPlane, type ProcessNode, ServiceEndpointReader, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import {
@@ -166,13 +166,15 @@ export class SequenceWriter {
   }
 
   async #loop(): Promise<void> {
+    const endpoints = new ServiceEndpointReader(this.cp);
     while (!this.#stop.signal.aborted) {
       let db: pg.Client | undefined;
       try {
-        const address = await serviceAddress(this.cp, 'default', names.primaryService(this.cluster), 5432, {
-          timeoutMs: 0,
-        });
-        const [host] = address.split(':') as [string];
+        const ready = (await endpoints.endpoints('default', names.primaryService(this.cluster), 5432)).find(
+          (e) => e.ready,
+        );
+        if (!ready) throw new Error('no ready endpoint');
+        const host = ready.ip;
         db = new pg.Client({
           host,
           port: 5432,
@@ -196,6 +198,7 @@ export class SequenceWriter {
         await db?.end().catch(() => undefined);
       }
     }
+    await endpoints.close();
   }
 }
 

@@ -83,7 +83,70 @@ export function computeServiceEndpoints(
 }
 
 /**
+ * Reads Service endpoints over one kept-alive connection to the API server, as kube-proxy keeps
+ * its watch connection: a client that looks its Service up again and again (a database client
+ * finding the new primary during a failover) pays a TLS handshake once, not per lookup. Close it
+ * when done.
+ *
+ * @example
+ * ```ts
+ * const reader = new ServiceEndpointReader(cp);
+ * try {
+ *   const ready = (await reader.endpoints('default', 'db-primary', 5432)).filter((e) => e.ready);
+ * } finally {
+ *   await reader.close();
+ * }
+ * ```
+ */
+export interface ServiceEndpointReaderOptions {
+  /**
+   * Read from the API server's watch cache (`resourceVersion=0`) instead of a consistent read: as
+   * kube-proxy's view comes from a watch, it may trail a write by a few ms, but it never waits
+   * for etcd, so it stays fast while the API server is busy. Default false: a test that has just
+   * changed a Pod sees its change.
+   */
+  readonly watchCache?: boolean;
+}
+
+export class ServiceEndpointReader {
+  readonly #api: Api;
+  readonly #query: string;
+
+  constructor(cluster: { readonly kubeconfig: Kubeconfig }, options: ServiceEndpointReaderOptions = {}) {
+    this.#api = new Api(cluster.kubeconfig);
+    this.#query = options.watchCache ? 'resourceVersion=0' : '';
+  }
+
+  /** Every endpoint of the Service's port, ready or not, as the EndpointSlice controller would list them. */
+  async endpoints(namespace: string, serviceName: string, port?: number | string): Promise<ServiceEndpoint[]> {
+    const service = await this.#api.get<Service>(
+      `/api/v1/namespaces/${encode(namespace)}/services/${encode(serviceName)}${this.#query ? `?${this.#query}` : ''}`,
+    );
+    if (!service) throw new TestenvError(`Service ${namespace}/${serviceName} does not exist`);
+    const servicePort = pickServicePort(service, port);
+    const selector = service.spec?.selector ?? {};
+    if (Object.keys(selector).length === 0) {
+      throw new TestenvError(
+        `Service ${namespace}/${serviceName} has no selector; its endpoints are not derived from Pods`,
+      );
+    }
+    const labelSelector = Object.entries(selector)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const pods = await this.#api.list<Pod>(
+      `/api/v1/namespaces/${encode(namespace)}/pods?${this.#query ? `${this.#query}&` : ''}labelSelector=${encode(labelSelector)}`,
+    );
+    return computeServiceEndpoints(service, servicePort, pods);
+  }
+
+  async close(): Promise<void> {
+    await this.#api.close();
+  }
+}
+
+/**
  * Every endpoint of a Service's port, ready or not, as the EndpointSlice controller would list them.
+ * One lookup on its own connection; {@link ServiceEndpointReader} for many.
  *
  * @example
  * ```ts
@@ -97,26 +160,11 @@ export async function serviceEndpoints(
   serviceName: string,
   port?: number | string,
 ): Promise<ServiceEndpoint[]> {
-  const api = new Api(cluster.kubeconfig);
+  const reader = new ServiceEndpointReader(cluster);
   try {
-    const service = await api.get<Service>(`/api/v1/namespaces/${encode(namespace)}/services/${encode(serviceName)}`);
-    if (!service) throw new TestenvError(`Service ${namespace}/${serviceName} does not exist`);
-    const servicePort = pickServicePort(service, port);
-    const selector = service.spec?.selector ?? {};
-    if (Object.keys(selector).length === 0) {
-      throw new TestenvError(
-        `Service ${namespace}/${serviceName} has no selector; its endpoints are not derived from Pods`,
-      );
-    }
-    const labelSelector = Object.entries(selector)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
-    const pods = await api.list<Pod>(
-      `/api/v1/namespaces/${encode(namespace)}/pods?labelSelector=${encode(labelSelector)}`,
-    );
-    return computeServiceEndpoints(service, servicePort, pods);
+    return await reader.endpoints(namespace, serviceName, port);
   } finally {
-    await api.close();
+    await reader.close();
   }
 }
 
@@ -147,15 +195,20 @@ export async function serviceAddress(
   options: ServiceAddressOptions = {},
 ): Promise<string> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  for (;;) {
-    const endpoints = await serviceEndpoints(cluster, namespace, serviceName, port);
-    const ready = endpoints.find((e) => e.ready);
-    if (ready) return ready.address;
-    if (Date.now() >= deadline) {
-      throw new TestenvError(
-        `Service ${namespace}/${serviceName} has no ready endpoint (${endpoints.length} not ready: ${endpoints.map((e) => e.pod).join(', ') || 'no Pods selected'})`,
-      );
+  const reader = new ServiceEndpointReader(cluster);
+  try {
+    for (;;) {
+      const endpoints = await reader.endpoints(namespace, serviceName, port);
+      const ready = endpoints.find((e) => e.ready);
+      if (ready) return ready.address;
+      if (Date.now() >= deadline) {
+        throw new TestenvError(
+          `Service ${namespace}/${serviceName} has no ready endpoint (${endpoints.length} not ready: ${endpoints.map((e) => e.pod).join(', ') || 'no Pods selected'})`,
+        );
+      }
+      await sleep(200);
     }
-    await sleep(200);
+  } finally {
+    await reader.close();
   }
 }
