@@ -7,6 +7,7 @@ import type { EventRecorder, EventType } from '../helpers/event-recorder.js';
 import { withOwner } from '../helpers/owner-reference.js';
 import type { InformerPool } from '../manager/informer-pool.js';
 import type { Request } from '../reconcile.js';
+import type { AppliedChildren } from './applied-children.js';
 
 export interface ReconcileContext<T extends KubeObject> {
   readonly request: Request;
@@ -30,7 +31,13 @@ export interface ReconcileContext<T extends KubeObject> {
     kind: string,
     options?: { namespace?: string; ownedBy?: KubeObject },
   ): C[];
-  /** Server-side applies `child` as controlled by the primary object (ownerReference set). No change, no write. */
+  /**
+   * Server-side applies `child` as controlled by the primary object (ownerReference set). No
+   * change, no write. No request at all when this controller applied the same child before and
+   * the cache still holds the version that apply produced (kinds it owns or watches): then the
+   * cached copy is returned. A change by anyone else gives a new version, and the next apply
+   * puts the child back.
+   */
   apply<C extends KubeObject>(child: C): Promise<C>;
   /** Writes `status` through the status subresource, only if it differs from the cached status. */
   setStatus(status: unknown): Promise<void>;
@@ -49,6 +56,8 @@ export interface ContextDeps<T extends KubeObject> {
   readonly fieldManager: string;
   readonly recorder: EventRecorder;
   readonly watchedKinds: ReadonlySet<string>;
+  /** The controller's record of its applies, kept across reconciles. */
+  readonly appliedChildren: AppliedChildren;
 }
 
 export function createContext<T extends KubeObject>(deps: ContextDeps<T>): ReconcileContext<T> {
@@ -84,9 +93,17 @@ export function createContext<T extends KubeObject>(deps: ContextDeps<T>): Recon
     },
     apply: async <C extends KubeObject>(child: C) => {
       const owned = withOwner(child, deps.object);
-      return deps.client
+      const { apiVersion, kind, metadata } = owned;
+      const live =
+        apiVersion && kind && metadata?.name && deps.watchedKinds.has(`${apiVersion}/${kind}`)
+          ? (deps.informers.existing(apiVersion, kind)?.get(keyOf(metadata.namespace, metadata.name)) as C | undefined)
+          : undefined;
+      if (live && deps.appliedChildren.unchanged(owned, live)) return live;
+      const result = await deps.client
         .resourceFor(owned)
         .apply(owned, { fieldManager: deps.fieldManager, force: true, signal: deps.signal });
+      deps.appliedChildren.applied(owned, result);
+      return result;
     },
     setStatus: async (status: unknown) => {
       const current = (deps.object as KubeObject & { status?: unknown }).status;

@@ -21,6 +21,7 @@ import type { RuntimeMetrics } from '../metrics/runtime-metrics.js';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import { parseDuration, type ReconcileResult, requestFromKey, requestKey, TerminalError } from '../reconcile.js';
+import { AppliedChildren } from './applied-children.js';
 import { createContext } from './context.js';
 import type { ControllerDefinition } from './definition.js';
 import { requestForObject, requestsForDelta } from './event-sources.js';
@@ -42,6 +43,7 @@ export class ControllerRunner<T extends KubeObject> {
   readonly definition: ControllerDefinition<T>;
   readonly #deps: RunnerDeps;
   readonly #log: Logger;
+  readonly #appliedChildren = new AppliedChildren();
   readonly #primary: Informer<T>;
   readonly #watchedKinds: Set<string>;
   #queue: WorkQueue<string> | undefined;
@@ -157,6 +159,7 @@ export class ControllerRunner<T extends KubeObject> {
         fieldManager: `${this.#deps.fieldManagerPrefix}${definition.name}`,
         recorder: this.#deps.recorder,
         watchedKinds: this.#watchedKinds,
+        appliedChildren: this.#appliedChildren,
       });
       // `unknown`: a reconcile may return nothing at all (`async () => {}`), which TypeScript types as void.
       let result: unknown;
