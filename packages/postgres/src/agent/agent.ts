@@ -93,6 +93,8 @@ export class Agent implements HealthSource {
   #leading = false;
   /** The Lease as #takeLease wrote it, and when the write was sent: handed to the next elector. */
   #takenLease: { lease: Lease; sentAtMs: number } | undefined;
+  /** What a takeover reports once promoted (or once its leadership ends without promoting). */
+  #afterTakeover: (() => void) | undefined;
   /** Why the instance cannot serve at this stage (bootstrapping, fenced, …); undefined once it runs. */
   #phase: string | undefined = 'starting';
   #stopping = false;
@@ -384,6 +386,7 @@ export class Agent implements HealthSource {
     });
     await elector.run(AbortSignal.any([signal, election.signal]));
     await this.#leadership;
+    this.#runAfterTakeover();
     this.#election = undefined;
     if (signal.aborted) return undefined;
     otherLeader ??= this.#leaseTakenBy;
@@ -409,12 +412,27 @@ export class Agent implements HealthSource {
     const fence = () => void this.#postgres.stop('fast', 2_000);
     leadership.addEventListener('abort', fence, { once: true });
     try {
-      this.#files.setPrimary(undefined, undefined);
       this.#syncConfigured = this.#initialSynchronous();
       this.#syncPending = undefined;
-      this.#files.setSynchronousStandbyNames(
-        renderSynchronousStandbyNames(this.#haSpec().synchronousNumber, this.#syncConfigured),
+      const synchronousStandbyNames = renderSynchronousStandbyNames(
+        this.#haSpec().synchronousNumber,
+        this.#syncConfigured,
       );
+      let promoted = false;
+      // A running standby whose synchronous_standby_names is already right (asynchronous mode:
+      // none) promotes before its files are rewritten: the only other change, primary_conninfo, is
+      // ignored by a primary, and the writes' fsyncs and the reload are off the path to writable.
+      // Otherwise the setting must be live before the first commit, or that commit would be
+      // acknowledged without its synchronous standby.
+      if (this.#postgres.wanted && this.#files.writtenSynchronousStandbyNames === synchronousStandbyNames) {
+        await this.#untilAccepting(leadership);
+        if (leadership.aborted) return;
+        promoted = await this.#promoteIfStandby(leadership);
+        if (leadership.aborted) return;
+        if (promoted) this.#nowLeading();
+      }
+      this.#files.setPrimary(undefined, undefined);
+      this.#files.setSynchronousStandbyNames(synchronousStandbyNames);
       const changed = await this.#retry('write the configuration files', leadership, () => this.#files.write());
       if (leadership.aborted) return;
       this.#filesReady = true;
@@ -423,12 +441,14 @@ export class Agent implements HealthSource {
       this.#postgres.start();
       await this.#untilAccepting(leadership);
       if (leadership.aborted) return;
-      const promoted = await this.#promoteIfStandby(leadership);
-      if (leadership.aborted) return;
-      // A promoted replica serves at once: it has the replication role already, and its peers'
-      // slots were created while it promoted. A new primary creates both first, so that a replica
-      // cloning as soon as it reports ready finds its slot in place.
-      if (promoted) this.#nowLeading();
+      if (!promoted) {
+        promoted = await this.#promoteIfStandby(leadership);
+        if (leadership.aborted) return;
+        if (promoted) this.#nowLeading();
+      }
+      // A promoted replica serves at once (above): it has the replication role already, and its
+      // peers' slots were created while it promoted. A new primary creates both first, so that a
+      // replica cloning as soon as it reports ready finds its slot in place.
       await this.#retry('create the replication role', leadership, () =>
         ensureSystemRoles(this.#db, this.#config, this.#log),
       );
@@ -439,6 +459,7 @@ export class Agent implements HealthSource {
       }
       await Promise.all([this.#primaryTasks(leadership), this.#syncLoop(leadership)]);
     } finally {
+      this.#runAfterTakeover();
       this.#leading = false;
       if (!agentSignal.aborted) {
         const why = this.#leaseTakenBy
@@ -464,6 +485,13 @@ export class Agent implements HealthSource {
     this.#log.info('running as primary');
     this.#status.wake();
     this.#primaryWakeup.wake();
+    this.#runAfterTakeover();
+  }
+
+  #runAfterTakeover(): void {
+    const followUp = this.#afterTakeover;
+    this.#afterTakeover = undefined;
+    followUp?.();
   }
 
   /** The synchronous standbys a new leadership starts with (see sync-plan.ts). */
@@ -485,10 +513,14 @@ export class Agent implements HealthSource {
     const started = performance.now();
     this.#phase = 'promoting';
     this.#log.info('promoting postgres (pg_promote)');
-    // The replicas re-follow this instance as soon as it holds the Lease: with their slots in place
-    // they stream from it at once (through the promotion's timeline switch) instead of retrying
-    // after wal_retrieve_retry_interval, which in synchronous mode is time without any commit.
-    void reconcileSlots(this.#db, this.#client, this.#config, this.#log, leadership).catch(() => undefined);
+    // Synchronous mode: the replicas re-follow this instance as soon as it holds the Lease; with
+    // their slots in place they stream from it at once (through the promotion's timeline switch)
+    // instead of retrying after wal_retrieve_retry_interval, time without any commit. Asynchronous
+    // commits need no replica: the slots come right after the promotion (the primary's first
+    // pass), and their fsyncs do not compete with the promotion's.
+    if (this.#haSpec().synchronousNumber > 0) {
+      void reconcileSlots(this.#db, this.#client, this.#config, this.#log, leadership).catch(() => undefined);
+    }
     while (!leadership.aborted) {
       try {
         // pg_promote(true) polls every 100 ms; promotion takes a few tens of ms, so poll closer.
@@ -826,13 +858,24 @@ export class Agent implements HealthSource {
           } else if (!following) {
             this.#files.setPrimary(undefined, slot);
           }
-          waitMs = Math.min(waitMs, Math.max(50, (view ? expiresAtMs(view) : 0) - performance.now() + 20));
+          // Wake just after the expiry: every ms here is a ms of RTO. Timers may fire a ms or so
+          // early; the next pass then waits the rest.
+          waitMs = Math.min(waitMs, Math.max(1, (view ? expiresAtMs(view) : 0) - performance.now() + 2));
         } else if (view?.exists) {
           expiredSince ??= performance.now();
+          const rankingStarted = performance.now();
           const decision = await this.#considerFailover(view, holder, expiredSince, signal);
           if (decision.message !== lastDecision) {
             lastDecision = decision.message;
-            this.#log.info({ decision: decision.message, lastHolder: holder ?? null }, 'failover decision');
+            this.#log.info(
+              {
+                decision: decision.message,
+                lastHolder: holder ?? null,
+                rankedInMs: Math.round(performance.now() - rankingStarted),
+                expiredForMs: Math.round(performance.now() - expiresAtMs(view)),
+              },
+              'failover decision',
+            );
             if (!decision.take)
               void this.#event('Normal', EVENT_REASON.failoverWaiting, `${config.podName}: ${decision.message}`);
           }
@@ -864,13 +907,18 @@ export class Agent implements HealthSource {
     signal: AbortSignal,
   ): Promise<{ take: boolean; message: string }> {
     const { maximumLagBytes, synchronousNumber } = this.#haSpec();
-    const pods = await this.#clusterPods(signal);
-    const me = await this.liveStatus();
-    const peers = await Promise.all(
-      pods
-        .filter((p) => p.metadata?.name !== this.#config.podName && p.metadata?.name !== lastHolder && p.status?.podIP)
-        .map((p) => fetchPeerStatus(p.status?.podIP as string)),
+    // The peers are asked while this instance looks at itself: ranking is on the path to RTO.
+    const listed = this.#clusterPods(signal);
+    const asked = listed.then((pods) =>
+      Promise.all(
+        pods
+          .filter(
+            (p) => p.metadata?.name !== this.#config.podName && p.metadata?.name !== lastHolder && p.status?.podIP,
+          )
+          .map((p) => fetchPeerStatus(p.status?.podIP as string)),
+      ),
     );
+    const [pods, me, peers] = await Promise.all([listed, this.liveStatus(), asked]);
     const answered = peers.filter((p): p is LiveStatus => p !== undefined);
     let primaryLsn = this.#primaryLsnSeen;
     for (const peer of answered) primaryLsn = maxLsn(primaryLsn, peer.primaryLsnSeen);
@@ -929,11 +977,14 @@ export class Agent implements HealthSource {
     const message = `promoted: took over the leader Lease from ${lastHolder ?? 'nobody'} (${why.replace(/^taking over: /, '')})`;
     this.#decisions.failover = message;
     this.#log.warn({ from: lastHolder ?? null }, 'FAILOVER: took over the leader Lease');
-    void this.#event('Warning', EVENT_REASON.promoted, `${this.#config.podName} ${message}`);
-    // Beside the promotion, not before it: a client trying the dead Pod first is refused at once.
-    void this.#relabelStalePrimaries(signal).catch((error: unknown) =>
-      this.#log.warn({ err: error }, 'cannot move the primary label off the former primary'),
-    );
+    // After the promotion, not beside it: on a busy API server these requests would delay the
+    // role label that clients look for. A client trying the dead Pod first is refused at once.
+    this.#afterTakeover = () => {
+      void this.#event('Warning', EVENT_REASON.promoted, `${this.#config.podName} ${message}`);
+      void this.#relabelStalePrimaries(signal).catch((error: unknown) =>
+        this.#log.warn({ err: error }, 'cannot move the primary label off the former primary'),
+      );
+    };
     return true;
   }
 

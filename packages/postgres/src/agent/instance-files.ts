@@ -25,6 +25,7 @@ export class InstanceFiles {
   #primary: ConnectionToPrimary | undefined;
   #slot: string | undefined;
   #synchronousStandbyNames = '';
+  #writtenSynchronousStandbyNames: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #lastOverridden = '';
 
@@ -53,6 +54,11 @@ export class InstanceFiles {
   /** Primary: the synchronous_standby_names value ('' for none). */
   setSynchronousStandbyNames(value: string): void {
     this.#synchronousStandbyNames = value;
+  }
+
+  /** synchronous_standby_names as the files on disk say; undefined before the first write. */
+  get writtenSynchronousStandbyNames(): string | undefined {
+    return this.#writtenSynchronousStandbyNames;
   }
 
   /** Writes every file that differs; resolves true when postgres must reload to see a change. */
@@ -84,6 +90,7 @@ export class InstanceFiles {
     let changed = await writeFileIfChanged(postgresqlConf, withKanriInclude(current));
     changed = (await writeFileIfChanged(join(pgdata, KANRI_CONF), text)) || changed;
     changed = (await writeFileIfChanged(join(pgdata, 'pg_hba.conf'), renderPgHba(this.#hba))) || changed;
+    this.#writtenSynchronousStandbyNames = settings.synchronous_standby_names;
     return changed;
   }
 }
