@@ -6,31 +6,43 @@
 // member loses power (every process SIGKILLed, nothing restarted), and the trial measures RTO
 // (kill → first commit acknowledged by the new primary) and acknowledged commits lost; then the
 // member comes back and the cluster heals. The last line of stdout is one JSON object with every
-// figure. Run with `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri]`; see
+// figure. Run with `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see
 // bench/README.md.
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startKanriSystem } from '../bench/failover/kanri.mjs';
-import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { KANRI_HA, startKanriSystem } from '../bench/failover/kanri.mjs';
+import { PATRONI_DCS, patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
-import { runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
+import { killOffsets, runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
 import { createTable, Writer } from '../bench/failover/writer.mjs';
-import { exitOnSignals, ratio } from './bench-lib.mjs';
+import { exitOnSignals, ratio, rng } from './bench-lib.mjs';
 
 const { values } = parseArgs({
   options: {
     trials: { type: 'string', default: process.env.BENCH_TRIALS ?? '10' },
     sync: { type: 'boolean', default: false },
     systems: { type: 'string', default: process.env.BENCH_SYSTEMS ?? 'patroni,kanri' },
+    seed: { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
   },
 });
 const trials = Number(values.trials);
+const seed = Number(values.seed);
 const systems = values.systems.split(',').map((s) => s.trim());
-if (values.help || !Number.isInteger(trials) || trials < 1 || !systems.every((s) => ['patroni', 'kanri'].includes(s))) {
-  console.error('usage: node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri]');
+if (
+  values.help ||
+  !Number.isInteger(trials) ||
+  trials < 1 ||
+  !Number.isInteger(seed) ||
+  !systems.every((s) => ['patroni', 'kanri'].includes(s))
+) {
+  console.error('usage: node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1]');
   process.exit(values.help ? 0 : 2);
 }
+// Both leaders renew on the same period; the kills fall evenly over it (see killOffsets).
+const renewPeriodMs = KANRI_HA.retryPeriodSeconds * 1000;
+if (renewPeriodMs !== PATRONI_DCS.loop_wait * 1000) throw new Error('Kanri and Patroni must renew on the same period');
+const offsets = killOffsets(trials, renewPeriodMs, rng(seed));
 
 const log = (line) => console.error(`[bench:failover] ${line}`);
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
@@ -70,7 +82,7 @@ async function benchSystem(name) {
     writer = new Writer(() => current.candidates(), current.credentials);
     for (let trial = 1; trial <= trials && !stopping; trial++) {
       try {
-        out.results.push(await runTrial(current, writer, trial, { log }));
+        out.results.push(await runTrial(current, writer, trial, { log, offsetMs: offsets[trial - 1] }));
       } catch (error) {
         // The cluster did not heal: later trials would measure a broken cluster.
         out.results.push({ trial, ok: false, error: error.message });
@@ -128,6 +140,8 @@ try {
     benchmark: 'failover',
     mode: values.sync ? 'sync' : 'async',
     trials,
+    seed,
+    killOffsetsMs: offsets,
     rtoRatioKanriOverPatroni: rtoRatio,
     patroniVersion: patroniVersion(),
     node: process.version,

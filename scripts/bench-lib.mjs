@@ -1,5 +1,6 @@
-// Helpers shared by the side-by-side benchmark drivers (bench-cache.mjs, bench-converge.mjs):
-// statistics, number formatting, and an undici request that rides out API-server overload.
+// Helpers shared by the side-by-side benchmark drivers (bench-cache.mjs, bench-converge.mjs) and
+// the fault scripts: statistics, number formatting, a seeded RNG, and an undici request that
+// rides out API-server overload.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 
@@ -10,6 +11,17 @@ export const median = (xs) => {
 };
 export const ratio = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
 export const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
+/** mulberry32: small, seedable, good enough for reproducible fault plans and kill times. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 export const mib = (bytes) => (bytes == null ? '-' : (bytes / 2 ** 20).toFixed(1));
 
 /** undici's `request` with retries for overload (429, 5xx) and dropped connections. */

@@ -21,7 +21,7 @@ import { killAllGroups } from '../bench/failover/processes.mjs';
 import { startWorkload } from '../bench/failover/workload.mjs';
 import { queryOnce, TABLE } from '../bench/failover/writer.mjs';
 import { names } from '../packages/postgres/dist/src/index.js';
-import { exitOnSignals, median } from './bench-lib.mjs';
+import { exitOnSignals, median, rng } from './bench-lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -45,17 +45,6 @@ const log = (line) => console.error(`[chaos:postgres ${stamp()}] ${line}`);
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
 
-/** mulberry32: small, seedable, good enough to pick faults reproducibly. */
-function rng(s) {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(seed);
 const between = (lo, hi) => lo + random() * (hi - lo);
 const pick = (weighted) => {

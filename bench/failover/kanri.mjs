@@ -4,7 +4,7 @@
 // podAntiAffinity on the hostname). A power loss of a member is `crash()` of the process node
 // running its Pod; bringing it back is `recover()`.
 import { LABEL, names, PostgresClusterResource } from '../../packages/postgres/dist/src/index.js';
-import { serviceEndpoints, waitFor } from '../../packages/testenv/dist/src/index.js';
+import { ServiceEndpointReader, waitFor } from '../../packages/testenv/dist/src/index.js';
 import { startKanriEnv } from './kanri-env.mjs';
 import { queryOnce } from './writer.mjs';
 
@@ -88,6 +88,10 @@ export async function startKanriSystem({
   const pods = client.resource('v1', 'Pod');
   const leases = client.resource('coordination.k8s.io/v1', 'Lease');
   const crashed = new Set();
+  // The client reaches `<name>-primary` as kube-proxy would route it: from the API server's watch
+  // cache, over one kept-alive connection (as Patroni's client keeps its HTTP ones), not with a
+  // new TLS handshake and a quorum read from etcd per lookup.
+  const endpoints = new ServiceEndpointReader(cp, { watchCache: true });
   let credentials;
 
   const nodeOf = async (pod) => {
@@ -124,8 +128,8 @@ export async function startKanriSystem({
     settings: { ...KANRI_HA, synchronous: sync ? 1 : 0 },
     /** Ready endpoints of `<name>-primary`, as a client without kube-proxy would reach the Service. */
     async candidates() {
-      const endpoints = await serviceEndpoints(cp, NS, names.primaryService(name), 5432);
-      return endpoints.filter((e) => e.ready).map((e) => e.address);
+      const found = await endpoints.endpoints(NS, names.primaryService(name), 5432);
+      return found.filter((e) => e.ready).map((e) => e.address);
     },
     async instances() {
       const list = await pods.list({ namespace: NS, labelSelector: `${LABEL.cluster}=${name}` });
@@ -181,6 +185,7 @@ export async function startKanriSystem({
     async stop() {
       // A crashed node's loops are stopped; bring it back so that stopping removes its Pods' processes too.
       for (const node of crashed) await node.recover().catch(() => {});
+      await endpoints.close();
       await env.stop();
     },
   };

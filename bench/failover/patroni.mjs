@@ -166,6 +166,9 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
       `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
       `--initial-cluster=bench=http://127.0.0.1:${peerPort}`,
+      // As @kanri/testenv runs the etcd behind Kanri's API server: both stores alike, so that
+      // neither system's lock write pays an fsync the other does not.
+      '--unsafe-no-fsync=true',
       '--log-level=warn',
     ],
     { logFile: join(etcdDir, 'etcd.log'), label: 'etcd' },

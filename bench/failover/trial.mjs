@@ -9,11 +9,34 @@ import { lostCommits } from './writer.mjs';
 const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
 
 /**
+ * When in each trial the kill falls, after the warm-up: the leader renews its lock every
+ * `periodMs`, and a real failure is as likely at any point of that cycle. Without this offset the
+ * trial's own rhythm (wait until healthy, warm up for a fixed time) fixes the phase: in one
+ * 20-trial run Kanri's lock was 0.50–0.98 s old at every kill, never 0–0.5 s or 1–2 s. Stratified
+ * (one offset in each 1/trials of the period) and shuffled with `random`, so a few trials cover
+ * the cycle evenly; the same list serves every system.
+ */
+export function killOffsets(trials, periodMs, random) {
+  const offsets = Array.from({ length: trials }, (_, i) => Math.round(((i + random()) * periodMs) / trials));
+  for (let i = offsets.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [offsets[i], offsets[j]] = [offsets[j], offsets[i]];
+  }
+  return offsets;
+}
+
+/**
  * @param system the adapter (patroni.mjs, kanri.mjs)
  * @param writer a Writer on that system
  * @param trial the trial number (tags its rows)
+ * @param offsetMs extra wait after the warm-up (see killOffsets)
  */
-export async function runTrial(system, writer, trial, { log = () => {}, warmupMs = 2_000, afterMs = 1_000 } = {}) {
+export async function runTrial(
+  system,
+  writer,
+  trial,
+  { log = () => {}, warmupMs = 2_000, afterMs = 1_000, offsetMs = 0 } = {},
+) {
   const result = { trial, ok: false };
   await system.waitHealthy();
   const old = await system.primary();
@@ -25,6 +48,8 @@ export async function runTrial(system, writer, trial, { log = () => {}, warmupMs
     if (performance.now() - warmStart > 60_000) throw new Error(`no write acknowledged by ${old.name} in 60 s`);
     await sleep(20);
   }
+  await sleep(offsetMs);
+  result.offsetMs = offsetMs;
   // Where the time goes, when the system can tell: the age of the leader lock at the kill, when
   // another member took it.
   const mark = (await system.beforeKill?.().catch(() => undefined)) ?? {};
