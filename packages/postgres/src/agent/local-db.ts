@@ -18,7 +18,9 @@ export class LocalDb {
       user: SUPERUSER,
       database: 'postgres',
       application_name: 'kanri-agent',
-      max: 2,
+      // In a takeover the status loop, the peers' ranking requests and the promotion all query at
+      // once; with 2 connections pg_promote waited its turn for tens of ms.
+      max: 4,
       connectionTimeoutMillis: 5_000,
       query_timeout: 60_000,
       idleTimeoutMillis: 10_000,

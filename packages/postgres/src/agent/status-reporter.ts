@@ -93,6 +93,19 @@ export class StatusReporter implements HealthSource {
     const { config, client, db, postgres, metrics, log } = this.#options;
     const state = this.#options.state();
     if (state.role === undefined) return;
+    const patchPod = (metadata: { labels: Record<string, string>; annotations?: Record<string, string> }) =>
+      client
+        .resource('v1', 'Pod')
+        .patch(
+          config.podName,
+          { metadata },
+          { namespace: config.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
+        );
+    // A new role goes out first, on its own: clients find the primary by this label, and observing
+    // postgres in the middle of a promotion takes tens of ms.
+    if (this.#written && this.#written.report.role !== state.role) {
+      await patchPod({ labels: { [LABEL.role]: state.role } });
+    }
     const observation = postgres.running ? await db.observe() : { connected: false };
     const report = buildReport({
       role: state.role,
@@ -108,16 +121,10 @@ export class StatusReporter implements HealthSource {
     const now = performance.now();
     const refreshMs = report.role === 'primary' && state.leading ? PRIMARY_REFRESH_MS : undefined;
     if (!force && !shouldWriteReport(this.#written, report, now, refreshMs)) return;
-    await client.resource('v1', 'Pod').patch(
-      config.podName,
-      {
-        metadata: {
-          labels: { [LABEL.role]: report.role },
-          annotations: { [ANNOTATION.status]: JSON.stringify(report) },
-        },
-      },
-      { namespace: config.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
-    );
+    await patchPod({
+      labels: { [LABEL.role]: report.role },
+      annotations: { [ANNOTATION.status]: JSON.stringify(report) },
+    });
     const last = this.#written?.report;
     if (last?.ready !== report.ready || last?.role !== report.role)
       log.info({ role: report.role, ready: report.ready, message: report.message }, 'instance status');
