@@ -14,8 +14,8 @@
  * ```
  */
 
-export type { BackoffOptions } from './backoff.js';
-export { Backoff } from './backoff.js';
+export type { BackoffOptions } from '@kanri/timing';
+export { Backoff } from '@kanri/timing';
 export type { DeltaHandler, InformerOptions, InformerStatus } from './informer.js';
 export { Informer } from './informer.js';
 export { keyOf, objectKey } from './object-key.js';

@@ -16,7 +16,7 @@ import {
   type ResourceClient,
   type WriteEvent,
 } from '@kanri/client';
-import { Backoff } from './backoff.js';
+import { Backoff } from '@kanri/timing';
 import { keyOf, objectKey } from './object-key.js';
 import { OwnWrites } from './own-writes.js';
 import { type Delta, type IndexFunction, type ReadonlyDeep, type ReadonlyStore, Store } from './store.js';

@@ -12,7 +12,7 @@
  * Caveats: resource versions are compared only for equality, never ordered (they are opaque).
  */
 import { GoneError, type KubeObject, type ListOptions, type ResourceClient } from '@kanri/client';
-import { Backoff } from './backoff.js';
+import { Backoff } from '@kanri/timing';
 
 export type WatcherEvent<T extends KubeObject> =
   | {

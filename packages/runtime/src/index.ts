@@ -18,6 +18,8 @@
  */
 
 export type { KubeObject } from '@kanri/client';
+export type { BackoffOptions } from '@kanri/timing';
+export { Backoff, sleepUnlessAborted, Wakeup } from '@kanri/timing';
 export type { BuilderOptions } from './controller/builder.js';
 export { ControllerBuilder, controller } from './controller/builder.js';
 export type { ReconcileContext } from './controller/context.js';

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConflictError, type KubeClient, type KubeObject } from '@kanri/client';
 import { EventRecorder, LeaderElector } from '@kanri/runtime';
+import { Wakeup } from '@kanri/timing';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import {
   ANNOTATION,
@@ -51,7 +52,6 @@ import { buildReport, type ReportDecisions } from './report.js';
 import { readControlData, rewind, setAside } from './rewind.js';
 import { StatusReporter } from './status-reporter.js';
 import { type PendingSync, planSync, renderSynchronousStandbyNames, type StandbyConnection } from './sync-plan.js';
-import { Wakeup } from './wakeup.js';
 
 export interface AgentOptions {
   readonly config: AgentConfig;

@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GoneError, type KubeClient, type KubeObject, NotFoundError } from '@kanri/client';
 import { createDeadline } from '@kanri/runtime';
+import { Wakeup } from '@kanri/timing';
 import type { Logger } from './logger.js';
-import { Wakeup } from './wakeup.js';
 
 export interface LeaseSpec {
   holderIdentity?: string;

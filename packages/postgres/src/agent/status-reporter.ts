@@ -4,6 +4,7 @@
  * InstanceReport annotation) when the report calls for a write.
  */
 import type { KubeClient } from '@kanri/client';
+import { Wakeup } from '@kanri/timing';
 import { ANNOTATION, type InstanceReport, LABEL, type Role } from '../contract.js';
 import type { AgentConfig } from './config.js';
 import type { HealthSource } from './http-server.js';
@@ -12,7 +13,6 @@ import type { Logger } from './logger.js';
 import type { AgentMetrics } from './metrics.js';
 import type { PostgresProcess } from './postgres-process.js';
 import { buildReport, type ReportDecisions, servingProblem, shouldWriteReport } from './report.js';
-import { Wakeup } from './wakeup.js';
 
 /** What the agent knows about itself that postgres cannot tell. */
 export interface AgentState {

@@ -4,6 +4,7 @@
  * the moment a leader releases it rather than at their next poll.
  */
 import { AlreadyExistsError, ConflictError, type KubeClient, NotFoundError, type ResourceClient } from '@kanri/client';
+import { sleepUnlessAborted, Wakeup } from '@kanri/timing';
 import { createDeadline } from '../deadline.js';
 import {
   expiresAtMs,
@@ -16,7 +17,6 @@ import {
   recordOf,
   releasedSpec,
 } from './lease-record.js';
-import { sleepUnlessAborted, Wakeup } from './wakeup.js';
 
 /** The subset of pino's logger the elector uses. */
 export interface LeaderElectionLogger {

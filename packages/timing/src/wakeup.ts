@@ -1,14 +1,16 @@
 /**
- * A sleep that can be cut short: the campaign loop waits on it between attempts, and the Lease
- * watch wakes it the moment the Lease is released, so hand-over does not wait for the next poll.
+ * A pause that can be cut short: a periodic loop waits on it between laps, and whoever sees a
+ * change (a watch event, a new spec) wakes it, so the loop acts at once rather than at its next tick.
+ *
+ * Guarantees: a wake-up that arrives while nobody waits is kept for the next `wait`, so a change
+ * seen during a lap is never lost. Caveat: one waiter at a time.
  */
 
 /**
- * A wake-up that arrives while nobody is waiting is kept for the next `wait`, so a release seen
- * during an attempt is not lost. One waiter at a time: the campaign loop is the only one.
- *
  * @example
  * ```ts
+ * import { Wakeup } from '@kanri/timing';
+ *
  * const wakeup = new Wakeup();
  * setTimeout(() => wakeup.wake(), 100);
  * const woken = await wakeup.wait(2_000, signal); // true after ~100 ms
@@ -26,22 +28,22 @@ export class Wakeup {
   }
 
   /** Resolves true when woken, false after `ms` or when `signal` aborts. Never rejects. */
-  wait(ms: number, signal: AbortSignal): Promise<boolean> {
+  wait(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.#pending) {
       this.#pending = false;
       return Promise.resolve(true);
     }
-    if (signal.aborted) return Promise.resolve(false);
+    if (signal?.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const finish = (woken: boolean) => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
         this.#resolve = undefined;
         resolve(woken);
       };
       const onAbort = () => finish(false);
       const timer = setTimeout(() => finish(false), Math.max(0, ms));
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.#resolve = finish;
     });
   }
@@ -56,6 +58,6 @@ export class Wakeup {
  * if (signal.aborted) return;
  * ```
  */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+export function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
   return new Wakeup().wait(ms, signal).then(() => undefined);
 }

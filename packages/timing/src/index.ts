@@ -1,0 +1,11 @@
+/**
+ * @kanri/timing: the timing primitives shared by every Kanri layer, with no dependencies, so that
+ * even the test harness (which depends on no other Kanri package) uses the same rules.
+ *
+ * @example
+ * ```ts
+ * import { Backoff, Wakeup } from '@kanri/timing';
+ * ```
+ */
+export { Backoff, type BackoffOptions, backoffCeiling } from './backoff.js';
+export { sleepUnlessAborted, Wakeup } from './wakeup.js';
