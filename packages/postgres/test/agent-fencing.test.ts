@@ -13,7 +13,7 @@ import {
   waitFor,
 } from '@kanri/testenv';
 import { chooseSocketDir } from '../src/agent/config.js';
-import { ANNOTATION, ENV, type InstanceReport, names } from '../src/contract.js';
+import { ANNOTATION, ENV, type InstanceReport, names } from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,

@@ -5,8 +5,16 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ForbiddenError, KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
-import { buildInstanceRoleRules } from '../src/agent/rbac.js';
-import { ANNOTATION, API_VERSION, type InstanceReport, KIND, LABEL, names, PORT } from '../src/contract.js';
+import {
+  ANNOTATION,
+  API_VERSION,
+  buildInstanceRoleRules,
+  type InstanceReport,
+  KIND,
+  LABEL,
+  names,
+  PORT,
+} from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
-import { lsnDistance, parseLsn } from '../src/agent/lsn.js';
+import { lsnDistance, parseLsn } from '../src/agent/plan/lsn.js';
 import { ANNOTATION } from '../src/index.js';
 import {
   clusters,

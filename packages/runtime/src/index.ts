@@ -39,6 +39,26 @@ export { finalizer } from './helpers/finalizer.js';
 export { buildControllerReference, hasFinalizer, withOwner } from './helpers/owner-reference.js';
 export type { LeaderElectionOptions } from './leader/leader-election.js';
 export { LeaderElector } from './leader/leader-election.js';
+export type { LeaseFollowerOptions } from './leader/lease-follower.js';
+export { LeaseFollower } from './leader/lease-follower.js';
+export type { Lease, LeaseRecord } from './leader/lease-record.js';
+export { DEFAULT_LEASE_DURATION_SECONDS } from './leader/lease-record.js';
+export type { LeaseView } from './leader/lease-view.js';
+export { foldLease, holderOf, leaseExpiresAtMs } from './leader/lease-view.js';
+export type {
+  AnnotateOptions,
+  AnnotationChanges,
+  HandOverOptions,
+  LeaseRef,
+  TakeOverOptions,
+} from './leader/lease-writes.js';
+export {
+  annotateLease,
+  handOverLease,
+  TRANSITION_REASON_ANNOTATION,
+  takeOverLease,
+  withAnnotations,
+} from './leader/lease-writes.js';
 export type { Logger } from './logger.js';
 export { createLogger } from './logger.js';
 export type { LeaderElectionConfig, ManagerOptions } from './manager/manager.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { ENV } from '../contract.js';
+import { ENV } from '../contract/index.js';
 import { chooseSocketDir, loadAgentConfig, MAX_SOCKET_PATH } from './config.js';
 
 const base = {

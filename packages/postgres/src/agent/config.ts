@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { type Bootstrap, ENV, PATH, PORT } from '../contract.js';
+import { type Bootstrap, ENV, PATH, PORT } from '../contract/index.js';
 import { parseVolumeMounts, resolveMountPath } from './mounts.js';
 
 export interface AgentConfig {

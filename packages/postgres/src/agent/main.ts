@@ -5,14 +5,14 @@
  * its child, and on SIGTERM stops postgres (fast), releases the Lease if it held it, and exits 0.
  */
 import { KubeClient } from '@kanri/client';
-import { ENV, PORT } from '../contract.js';
-import { Agent } from './agent.js';
+import { ENV, PORT } from '../contract/index.js';
 import { loadAgentConfig } from './config.js';
-import { startHttpServer } from './http-server.js';
-import { createAgentLogger } from './logger.js';
-import { AgentMetrics } from './metrics.js';
-import { findPgBin } from './pg-bin.js';
-import { Redactor } from './redactor.js';
+import { InstanceAgent } from './instance-agent.js';
+import { startHttpServer } from './io/http-server.js';
+import { createAgentLogger } from './io/logger.js';
+import { AgentMetrics } from './io/metrics.js';
+import { findPgBin } from './io/pg-bin.js';
+import { Redactor } from './io/redactor.js';
 
 const SECRET_VARIABLES = [ENV.superuserPassword, ENV.replicationPassword];
 const redactor = new Redactor();
@@ -26,7 +26,7 @@ async function main(): Promise<number> {
   const pgBin = findPgBin(config.pgBin);
   const client = await KubeClient.load();
   const metrics = new AgentMetrics();
-  const agent = new Agent({ config, pgBin, client, log, redactor, metrics });
+  const agent = new InstanceAgent({ config, pgBin, client, log, redactor, metrics });
   const server = await startHttpServer(config.podIP, PORT.agent, agent, metrics.registry);
   log.info(
     { podIP: config.podIP, pgdata: config.pgdata, socketDir: config.socketDir, bootstrap: config.bootstrap, pgBin },

@@ -5,7 +5,7 @@
  */
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
-import { AGENT_OWNED_SETTINGS, GROUP, KIND, PLURAL } from '../contract.js';
+import { AGENT_OWNED_SETTINGS, GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
 
 /** Major versions the operator can run and upgrade between. */
 export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
@@ -88,20 +88,25 @@ const ha = z
       .number()
       .int()
       .min(2)
-      .default(15)
+      .default(HA_DEFAULTS.leaseDurationSeconds)
       .describe('How long a primary lease is valid without renewal. Failover starts after it expires.'),
     renewDeadlineSeconds: z
       .number()
       .int()
       .min(1)
-      .default(10)
+      .default(HA_DEFAULTS.renewDeadlineSeconds)
       .describe('A primary that cannot renew its lease within this time stops accepting writes (fencing).'),
-    retryPeriodSeconds: z.number().int().min(1).default(2).describe('Interval between lease renewals and attempts.'),
+    retryPeriodSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .default(HA_DEFAULTS.retryPeriodSeconds)
+      .describe('Interval between lease renewals and attempts.'),
     maximumLagOnFailover: z
       .number()
       .int()
       .min(0)
-      .default(16 * 1024 * 1024)
+      .default(HA_DEFAULTS.maximumLagOnFailover)
       .describe('A replica lagging more bytes than this is never promoted.'),
     synchronous: z
       .object({

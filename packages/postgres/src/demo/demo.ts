@@ -18,7 +18,7 @@ import { KubeClient, type KubeObject } from '@kanri/client';
 import { isProcessAlive, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import { pino } from 'pino';
 import { type PostgresCluster, PostgresClusterResource } from '../api/postgres-cluster.js';
-import { names } from '../contract.js';
+import { names } from '../contract/index.js';
 import { postgresOperator } from '../operator/definition.js';
 
 const CLUSTER = 'hippo';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { ANNOTATION, type InstanceReport, LABEL } from '../contract.js';
+import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
 import { clusterStatus } from './cluster-status.js';
 
 const now = new Date('2026-11-29T12:00:00Z');

@@ -6,17 +6,10 @@
 import { type Condition, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION, type InstanceReport, LABEL, ROLE } from '../contract.js';
+import { type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
 
-export function readReport(pod: Pod): InstanceReport | undefined {
-  const raw = pod.metadata?.annotations?.[ANNOTATION.status];
-  if (!raw) return undefined;
-  try {
-    return JSON.parse(raw) as InstanceReport;
-  } catch {
-    return undefined;
-  }
-}
+/** The agent's report on `pod` (see contract/instance-report.ts). */
+export const readReport = (pod: Pod): InstanceReport | undefined => readPodReport(pod);
 
 function podReady(pod: Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

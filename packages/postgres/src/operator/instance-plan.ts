@@ -8,7 +8,7 @@
  */
 
 import type { PostgresClusterSpec } from '../api/postgres-cluster.js';
-import { names } from '../contract.js';
+import { names } from '../contract/index.js';
 
 export interface ObservedInstance {
   readonly name: string;

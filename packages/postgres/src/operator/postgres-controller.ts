@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, KIND, LABEL, ROLE } from '../contract.js';
+import { ANNOTATION, API_VERSION, KIND, LABEL, ROLE } from '../contract/index.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';

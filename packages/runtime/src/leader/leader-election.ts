@@ -6,6 +6,7 @@
 import { AlreadyExistsError, ConflictError, type KubeClient, NotFoundError, type ResourceClient } from '@kanri/client';
 import { sleepUnlessAborted, Wakeup } from '@kanri/timing';
 import { createDeadline } from '../deadline.js';
+import { LeaseFollower } from './lease-follower.js';
 import {
   expiresAtMs,
   holderSpec,
@@ -55,9 +56,6 @@ export interface LeaderElectionOptions {
 
 /** client-go's JitterFactor: candidates poll every retryPeriod × [1, 2.2). */
 const JITTER_FACTOR = 1.2;
-/** Watches on the Lease are ended by the server after a jittered 60–120 s, so a silently dead stream is replaced. */
-const WATCH_TIMEOUT_SECONDS: readonly [number, number] = [60, 120];
-const MAX_WATCH_BACKOFF_MS = 30_000;
 
 /** `acquired`: we hold the Lease now; `lost`: someone else holds it; `failed`: the API did not let us find out. */
 type Attempt = 'acquired' | 'lost' | 'failed';
@@ -192,11 +190,26 @@ export class LeaderElector {
   /** Resolves with the local time at which the winning write was sent, or undefined on abort. */
   async #campaign(signal: AbortSignal): Promise<number | undefined> {
     this.#log.info(this.#context, 'campaigning for the lease');
-    const campaign = new AbortController();
-    const stop = () => campaign.abort();
-    signal.addEventListener('abort', stop, { once: true });
     const wakeup = new Wakeup();
-    const watching = this.#watch(campaign.signal, wakeup);
+    // The watch only makes a release (or a deletion) felt at once; the poll below is what decides.
+    const follower = new LeaseFollower({
+      client: this.#options.client,
+      namespace: this.#options.namespace,
+      name: this.#options.name,
+      onError: (error, retryInMs) =>
+        this.#log.warn({ ...this.#context, err: error, retryInMs }, 'watch on the lease failed; polling goes on'),
+    });
+    const unsubscribe = follower.onChange((view) => {
+      if (!view.lease) {
+        this.#observation = undefined;
+        this.#reportedLeader = undefined;
+        wakeup.wake();
+        return;
+      }
+      this.#see(view.lease);
+      if (recordOf(view.lease).holderIdentity === '') wakeup.wake();
+    });
+    follower.start();
     try {
       while (!signal.aborted) {
         const startedAt = monotonicNow();
@@ -206,9 +219,8 @@ export class LeaderElector {
       }
       return undefined;
     } finally {
-      signal.removeEventListener('abort', stop);
-      campaign.abort();
-      await watching;
+      unsubscribe();
+      await follower.stop();
     }
   }
 
@@ -229,46 +241,6 @@ export class LeaderElector {
       if (await wakeup.wait(Math.min(pollAt, expiry) - now, signal)) return;
       const after = this.#observation;
       if (after && judgeLease(after, this.#options.identity, monotonicNow()) === 'expired') return;
-    }
-  }
-
-  /** Watches the one Lease while campaigning; its events refresh the observation and wake the campaign on a release. */
-  async #watch(signal: AbortSignal, wakeup: Wakeup): Promise<void> {
-    let failures = 0;
-    while (!signal.aborted) {
-      const openedAt = monotonicNow();
-      try {
-        const [min, max] = WATCH_TIMEOUT_SECONDS;
-        const events = this.#leases.watch({
-          namespace: this.#options.namespace,
-          fieldSelector: `metadata.name=${this.#options.name}`,
-          timeoutSeconds: Math.floor(min + Math.random() * (max - min)),
-          signal,
-        });
-        for await (const event of events) {
-          if (event.type === 'BOOKMARK') continue;
-          if (event.type === 'DELETED') {
-            this.#observation = undefined;
-            this.#reportedLeader = undefined;
-            wakeup.wake();
-            continue;
-          }
-          this.#see(event.object);
-          if (recordOf(event.object).holderIdentity === '') wakeup.wake();
-        }
-        // A stream the server ends at once, again and again, must not become a busy loop.
-        if (monotonicNow() - openedAt > 1_000) failures = 0;
-        else await sleepUnlessAborted(this.#retryPeriodMs, signal);
-      } catch (error) {
-        if (signal.aborted) return;
-        failures++;
-        const retryInMs = Math.min(
-          jittered(this.#retryPeriodMs) * 2 ** Math.min(failures - 1, 5),
-          MAX_WATCH_BACKOFF_MS,
-        );
-        this.#log.warn({ ...this.#context, err: error, retryInMs }, 'watch on the lease failed; polling goes on');
-        await sleepUnlessAborted(retryInMs, signal);
-      }
     }
   }
 

@@ -7,6 +7,12 @@ import type { ObjectOf } from '@kanri/client';
 export type Lease = ObjectOf<'coordination.k8s.io/v1', 'Lease'>;
 export type LeaseSpec = NonNullable<Lease['spec']>;
 
+/**
+ * The one expiry default: a holder whose record states no duration is given client-go's default
+ * of 15 s, on every side (elector, followers, agents), so none can judge it expired sooner.
+ */
+export const DEFAULT_LEASE_DURATION_SECONDS = 15;
+
 /** The fields of a Lease's spec that leader election reads and writes. */
 export interface LeaseRecord {
   readonly holderIdentity: string;
@@ -39,7 +45,7 @@ export function recordOf(lease: Lease): LeaseRecord {
   const spec = lease.spec ?? {};
   return {
     holderIdentity: spec.holderIdentity ?? '',
-    leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
+    leaseDurationSeconds: spec.leaseDurationSeconds ?? DEFAULT_LEASE_DURATION_SECONDS,
     acquireTime: spec.acquireTime,
     renewTime: spec.renewTime,
     leaseTransitions: spec.leaseTransitions ?? 0,

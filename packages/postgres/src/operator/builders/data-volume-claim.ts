@@ -1,6 +1,6 @@
 import type { PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names } from '../../contract.js';
+import { names } from '../../contract/index.js';
 import { instanceLabels } from './labels.js';
 
 /** The data volume of one instance. Owned by the cluster, so deleting the cluster deletes it. Pure. */

@@ -1,6 +1,6 @@
 import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { LABEL, names } from '../../contract.js';
+import { LABEL, names } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 /** Voluntary disruptions (node drains) take one instance at a time. Pure. */

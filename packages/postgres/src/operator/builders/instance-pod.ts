@@ -1,8 +1,7 @@
 /** The Pod of one instance: the agent container, its data volume and probes. Pure. */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { type Bootstrap, ENV, LABEL, names, PATH, PORT } from '../../contract.js';
-import { haSettings } from './ha-settings.js';
+import { type Bootstrap, ENV, haSettings, LABEL, names, PATH, PORT } from '../../contract/index.js';
 import { instanceLabels } from './labels.js';
 
 /** uid and gid of `postgres` in the Kanri image (see packages/postgres/Dockerfile). */

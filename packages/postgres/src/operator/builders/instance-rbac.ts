@@ -3,9 +3,8 @@
  * their namespace, by name wherever Kubernetes allows (see buildInstanceRoleRules). Pure.
  */
 
-import { buildInstanceRoleRules } from '../../agent/rbac.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names } from '../../contract.js';
+import { buildInstanceRoleRules, names } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export function instanceRbac(cluster: PostgresCluster): Record<string, unknown>[] {

@@ -1,4 +1,4 @@
-import { LABEL } from '../../contract.js';
+import { LABEL } from '../../contract/index.js';
 
 /** Labels on every object of a cluster; Services and the PDB select on the cluster label. */
 export function clusterLabels(cluster: string): Record<string, string> {

@@ -4,9 +4,8 @@
  * synchronous_standby_names, which it publishes in the Lease before setting) are not here. Pure.
  */
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
-import { quoteConfValue } from '../../agent/postgres-conf.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { CONFIG_KEY, names, REPLICATION_USER } from '../../contract.js';
+import { CONFIG_KEY, names, quoteConfValue, REPLICATION_USER } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 /** Quotes a value as postgresql.conf expects: numbers and booleans bare, everything else quoted. */

@@ -4,7 +4,7 @@
  */
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract.js';
+import { names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export interface Credentials {

@@ -5,7 +5,7 @@
  */
 import type { Service } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { LABEL, names, PORT, ROLE } from '../../contract.js';
+import { LABEL, names, PORT, ROLE } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export function services(cluster: PostgresCluster): Service[] {

@@ -1,0 +1,162 @@
+/**
+ * The agent's typed, cached view of its cluster: the PostgresCluster (decoded with the operator's
+ * own zod schema, defaults applied), its ConfigMap, its Pods and its leader Lease, each followed
+ * through a @kanri/cache informer (the Lease through the runtime's LeaseFollower). Every lap of
+ * the agent reads from here instead of asking the API server.
+ *
+ * Guarantees: `spec` is the last version of the spec that passed the schema (a spec the API server
+ * admitted always does; one that does not is logged and ignored). Caveat: the caches lag the API
+ * server by one watch event; decisions that must not act on a stale Lease re-read it (`lease.refresh`).
+ */
+
+import { Informer } from '@kanri/cache';
+import type { KubeClient, KubeObject } from '@kanri/client';
+import { LeaseFollower } from '@kanri/runtime';
+import type { ConfigMap, Pod } from 'kubernetes-types/core/v1.js';
+import { type PostgresClusterSpec, postgresClusterSpec } from '../api/postgres-cluster.js';
+import { API_VERSION, type HaSettings, haSettings, KIND, LABEL, names, readPodReport } from '../contract/index.js';
+import type { AgentConfig } from './config.js';
+import type { Logger } from './io/logger.js';
+
+/** Who the primary is: the holder of the leader Lease, and what its Pod says. */
+export interface LeaderInfo {
+  /** The holder's Pod name; undefined when there is no Lease or nobody holds it. */
+  readonly holder: string | undefined;
+  /** The holder Pod's IP, when it has one. */
+  readonly podIP: string | undefined;
+  /** The holder's last reported LSN (from its report), for the replicas' lag. */
+  readonly lsn: string | undefined;
+  /** The holder last reported itself ready. */
+  readonly ready: boolean;
+}
+
+export class ClusterView {
+  readonly #config: AgentConfig;
+  readonly #log: Logger;
+  readonly #cluster: Informer<KubeObject>;
+  readonly #configMap: Informer<ConfigMap>;
+  readonly #pods: Informer<Pod>;
+  readonly lease: LeaseFollower;
+  #spec: PostgresClusterSpec | undefined;
+  #specVersion: string | undefined;
+
+  constructor(client: KubeClient, config: AgentConfig, log: Logger) {
+    this.#config = config;
+    this.#log = log;
+    const { namespace, cluster } = config;
+    const onError = (what: string) => (error: unknown, retryInMs: number) =>
+      log.warn({ err: error, retryInMs }, `cannot follow ${what}; retrying`);
+    this.#cluster = new Informer(client.resource<KubeObject>(API_VERSION, KIND), {
+      namespace,
+      fieldSelector: `metadata.name=${cluster}`,
+      onError: onError('the PostgresCluster'),
+    });
+    this.#configMap = new Informer(client.resource<ConfigMap>('v1', 'ConfigMap'), {
+      namespace,
+      fieldSelector: `metadata.name=${names.config(cluster)}`,
+      onError: onError('the configuration'),
+    });
+    this.#pods = new Informer(client.resource<Pod>('v1', 'Pod'), {
+      namespace,
+      labelSelector: { [LABEL.cluster]: cluster },
+      // Our own label and report patches show at once in reads.
+      client,
+      onError: onError("the cluster's Pods"),
+    });
+    this.lease = new LeaseFollower({
+      client,
+      namespace,
+      name: names.leaderLease(cluster),
+      onError: onError('the leader Lease'),
+    });
+  }
+
+  start(): this {
+    this.#cluster.start();
+    this.#configMap.start();
+    this.#pods.start();
+    this.lease.start();
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.#cluster.stop(), this.#configMap.stop(), this.#pods.stop(), this.lease.stop()]);
+  }
+
+  /** Resolves once the cluster object and the ConfigMap are known (present or not), or on abort. */
+  async waitForConfig(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.#cluster.waitForSync(signal), this.#configMap.waitForSync(signal)]).catch(() => undefined);
+  }
+
+  /** Resolves once the Pods and the Lease are known, or on abort. */
+  async waitForMembers(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.#pods.waitForSync(signal), this.lease.waitForSync(signal)]).catch(() => undefined);
+  }
+
+  /** Runs `handler` on every change of the PostgresCluster object; returns the unsubscribe function. */
+  onClusterChange(handler: () => void): () => void {
+    return this.#cluster.onChange(() => handler());
+  }
+
+  /** Runs `handler` with the ConfigMap's data on every change; returns the unsubscribe function. */
+  onConfigChange(handler: (data: Readonly<Record<string, string>> | undefined) => void): () => void {
+    return this.#configMap.onChange((delta) =>
+      handler(delta.type === 'deleted' ? undefined : (delta.object.data as Readonly<Record<string, string>>)),
+    );
+  }
+
+  /** The PostgresCluster as stored (annotations included); undefined when it does not exist. */
+  get cluster(): KubeObject | undefined {
+    return this.#cluster.getByName(this.#config.namespace, this.#config.cluster) as KubeObject | undefined;
+  }
+
+  /** The spec, decoded and defaulted by the API's own schema; undefined until one decodes. */
+  get spec(): PostgresClusterSpec | undefined {
+    const object = this.cluster;
+    const version = object?.metadata?.resourceVersion;
+    if (object && version !== this.#specVersion) {
+      this.#specVersion = version;
+      const parsed = postgresClusterSpec.safeParse((object as { spec?: unknown }).spec);
+      if (parsed.success) this.#spec = parsed.data;
+      else
+        this.#log.error(
+          { issues: parsed.error.issues.slice(0, 5) },
+          'the PostgresCluster spec does not decode; keeping the last one',
+        );
+    }
+    return this.#spec;
+  }
+
+  /** The HA settings, defaults filled in (contract/ha-defaults.ts). */
+  get ha(): HaSettings {
+    return haSettings(this.spec);
+  }
+
+  /** An annotation on the PostgresCluster (switchover requests and the like). */
+  clusterAnnotation(key: string): string | undefined {
+    return this.cluster?.metadata?.annotations?.[key];
+  }
+
+  /** The ConfigMap's data, undefined while it does not exist. */
+  get configData(): Readonly<Record<string, string>> | undefined {
+    const configMap = this.#configMap.getByName(this.#config.namespace, names.config(this.#config.cluster));
+    return configMap?.data as Readonly<Record<string, string>> | undefined;
+  }
+
+  /** The cluster's Pods, as the cache has them. */
+  pods(): Pod[] {
+    return this.#pods.list() as Pod[];
+  }
+
+  pod(name: string): Pod | undefined {
+    return this.#pods.getByName(this.#config.namespace, name) as Pod | undefined;
+  }
+
+  /** The Lease's holder and its Pod, from the caches. */
+  leader(holder: string | undefined): LeaderInfo {
+    if (!holder) return { holder: undefined, podIP: undefined, lsn: undefined, ready: false };
+    const pod = this.pod(holder);
+    const report = readPodReport(pod);
+    return { holder, podIP: pod?.status?.podIP || undefined, lsn: report?.receivedLsn, ready: report?.ready === true };
+  }
+}

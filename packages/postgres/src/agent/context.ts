@@ -1,0 +1,66 @@
+/**
+ * What every role of the agent acts through: its configuration, the I/O executors (postgres, the
+ * local database, the instance's files, Events, the Lease writes), the cached view of the cluster
+ * and the one state owner. Built once by the agent; roles receive it and keep nothing of their own
+ * beyond one leadership or one lap.
+ */
+import type { KubeClient } from '@kanri/client';
+import type { Lease, LeaseRef } from '@kanri/runtime';
+import type { Wakeup } from '@kanri/timing';
+import type { LiveStatus } from '../contract/index.js';
+import type { ClusterView } from './cluster-view.js';
+import type { AgentConfig } from './config.js';
+import type { AgentEvents } from './io/agent-events.js';
+import type { InstanceFiles } from './io/instance-files.js';
+import type { LocalDb } from './io/local-db.js';
+import type { Logger } from './io/logger.js';
+import type { PostgresProcess } from './io/postgres-process.js';
+import type { Redactor } from './io/redactor.js';
+import type { AgentStateStore } from './state.js';
+
+export interface AgentContext {
+  readonly config: AgentConfig;
+  /** Resolved directory of postgres's programs. */
+  readonly pgBin: string;
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+  readonly postgres: PostgresProcess;
+  readonly db: LocalDb;
+  readonly files: InstanceFiles;
+  readonly view: ClusterView;
+  readonly state: AgentStateStore;
+  readonly events: AgentEvents;
+  /** The cluster's leader Lease, for the runtime's Lease writes. */
+  readonly leaseRef: LeaseRef;
+  /** Cuts the primary's periodic tasks short (a spec change, a new leadership). */
+  readonly primaryWakeup: Wakeup;
+  /** The first postgres log line saying this replica's WAL is not part of its primary's history. */
+  readonly divergence: { line: string | undefined };
+  /** This instance's live status, as served to peers. */
+  liveStatus(): Promise<LiveStatus>;
+}
+
+/**
+ * How one role's run ends: the mode to run next (with what it needs), or undefined when the agent
+ * is stopping.
+ */
+/** A failover's take-over of the Lease: leading starts from this write instead of another round trip. */
+export interface Takeover {
+  readonly lease: Lease;
+  /** `performance.now()` when the write was sent: the renew deadline counts from there. */
+  readonly sentAtMs: number;
+  /** What to report once promoted (an Event, moving the role label off the old primary). */
+  readonly afterPromotion: () => void;
+}
+
+export type Transition =
+  | {
+      readonly mode: 'lead';
+      /** The Lease as a failover just took it, and when that write was sent: leading starts from it. */
+      readonly takeover?: Takeover;
+      /** This primary came from initdb just now: it runs without synchronous standbys until N stream. */
+      readonly fresh?: boolean;
+    }
+  | { readonly mode: 'follow' }
+  | { readonly mode: 'rejoin'; readonly holder: string | undefined; readonly why: string };

@@ -1,0 +1,239 @@
+/**
+ * The instance agent: bootstraps PGDATA, runs postgres as primary (while holding the leader Lease)
+ * or as a streaming replica of the Lease holder, keeps its configuration in step with the
+ * operator's ConfigMap, and reports on its own Pod. Without the operator it also fails over,
+ * rejoins a former primary with pg_rewind, serves planned switchovers, and keeps synchronous standbys.
+ *
+ * Shape: one cycle. It boots, then runs one role at a time (roles/primary, roles/replica,
+ * roles/rejoin); each role observes the cached cluster view, decides with the pure planners in
+ * plan/, acts through the executors in io/, and ends by naming the next role. `AgentStateStore`
+ * owns the agent's state; the status reporter and the peer API read snapshots of it.
+ *
+ * Guarantees: postgres runs as primary only inside a leadership of the Lease, and is stopped when
+ * the Lease cannot be renewed before the renew deadline (fencing), which is strictly before any
+ * replica can see it expire. API errors are logged and retried, never fatal. On stop, the primary
+ * stops postgres before it releases the Lease.
+ */
+import { mkdir, rmdir } from 'node:fs/promises';
+import type { KubeClient } from '@kanri/client';
+import { Wakeup } from '@kanri/timing';
+import { type LiveStatus, names, ROLE } from '../contract/index.js';
+import { ClusterView } from './cluster-view.js';
+import type { AgentConfig } from './config.js';
+import type { AgentContext, Transition } from './context.js';
+import { AgentEvents } from './io/agent-events.js';
+import type { HealthSource } from './io/http-server.js';
+import { InstanceFiles } from './io/instance-files.js';
+import { LocalDb } from './io/local-db.js';
+import type { Logger } from './io/logger.js';
+import type { AgentMetrics } from './io/metrics.js';
+import { PostgresProcess } from './io/postgres-process.js';
+import type { Redactor } from './io/redactor.js';
+import { StatusReporter } from './io/status-reporter.js';
+import { buildReport } from './plan/report.js';
+import { boot } from './roles/boot.js';
+import { runPrimary } from './roles/primary.js';
+import { runRejoin } from './roles/rejoin.js';
+import { runReplica } from './roles/replica.js';
+import { AgentStateStore } from './state.js';
+
+export interface AgentOptions {
+  readonly config: AgentConfig;
+  /** Resolved directory of postgres's programs. */
+  readonly pgBin: string;
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+  readonly metrics: AgentMetrics;
+}
+
+/** What a standby logs when its WAL went further than the primary's history: it must be rewound. */
+const DIVERGED =
+  /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
+
+/** How long a start waits for its caches (configuration, Pods, Lease) before booting without them. */
+const CONFIG_WAIT_MS = 10_000;
+
+/**
+ * @example
+ * ```ts
+ * const agent = new InstanceAgent({ config, pgBin, client, log, redactor, metrics });
+ * await startHttpServer(config.podIP, PORT.agent, agent, metrics.registry);
+ * await agent.run(stop.signal);
+ * ```
+ */
+export class InstanceAgent implements HealthSource {
+  readonly #ctx: AgentContext;
+  readonly #status: StatusReporter;
+
+  constructor(options: AgentOptions) {
+    const { config, client, log } = options;
+    const state = new AgentStateStore(() => this.#status.wake());
+    const divergence: { line: string | undefined } = { line: undefined };
+    const postgres = new PostgresProcess({
+      pgBin: options.pgBin,
+      pgdata: config.pgdata,
+      log: log.child({ component: 'postgres' }),
+      onCrash: () => options.metrics.crashes.inc(),
+      onLine: (line) => {
+        if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
+      },
+    });
+    const db = new LocalDb(config.socketDir, log);
+    const view = new ClusterView(client, config, log);
+    this.#ctx = {
+      config,
+      pgBin: options.pgBin,
+      client,
+      log,
+      redactor: options.redactor,
+      postgres,
+      db,
+      files: new InstanceFiles(config, log),
+      view,
+      state,
+      events: new AgentEvents(client, config, log, () => view.cluster),
+      leaseRef: { client, namespace: config.namespace, name: names.leaderLease(config.cluster) },
+      primaryWakeup: new Wakeup(),
+      divergence,
+      liveStatus: () => this.liveStatus(),
+    };
+    this.#status = new StatusReporter({
+      config,
+      client,
+      db,
+      postgres,
+      metrics: options.metrics,
+      log,
+      state: () => state.snapshot(),
+    });
+  }
+
+  health(): string | null {
+    return this.#status.health();
+  }
+
+  readiness(): string | null {
+    return this.#status.readiness();
+  }
+
+  /** This instance as of now, for the candidates' ranking and the switchover (GET /status). */
+  async liveStatus(): Promise<LiveStatus> {
+    const { postgres, db, state, config } = this.#ctx;
+    const observation = postgres.running ? await db.observe() : { connected: false };
+    const now = state.snapshot();
+    const report = buildReport({
+      role: now.role ?? ROLE.replica,
+      leading: now.leading,
+      observation,
+      primaryLsn: now.primaryLsn,
+      phaseMessage: now.stopping ? 'shutting down' : now.phase,
+      now: new Date(),
+    });
+    let why: string | undefined;
+    if (now.stopping) why = 'shutting down';
+    else if (now.mode !== 'follow') why = `not following (${now.mode ?? 'starting'})`;
+    else if (!observation.connected) why = 'postgres is not accepting connections';
+    else if (!observation.inRecovery) why = 'postgres is not in recovery';
+    state.seePrimaryLsn(observation.senderEndLsn);
+    const primaryLsnSeen = state.snapshot().primaryLsnSeen;
+    return {
+      ...report,
+      name: config.podName,
+      candidate: why === undefined,
+      ...(why ? { candidateWhy: why } : {}),
+      ...(primaryLsnSeen ? { primaryLsnSeen } : {}),
+      receiverStatus: observation.receiverStatus ?? null,
+    };
+  }
+
+  /** Runs until `signal` aborts; then stops postgres (and releases the Lease if it held it). */
+  async run(signal: AbortSignal): Promise<void> {
+    const { config, view, postgres, db, state } = this.#ctx;
+    await mkdir(config.runDir, { recursive: true, mode: 0o700 });
+    await mkdir(config.socketDir, { recursive: true, mode: 0o700 });
+    view.start();
+    const unfollow = this.#followConfiguration();
+    const status = this.#status.run(signal);
+    try {
+      // Booting without the ConfigMap works (postgres starts with defaults and reloads later), so a
+      // slow or missing cache delays the start by at most this much.
+      await Promise.race([
+        Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
+        new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
+      ]);
+      await this.#cycle(signal);
+    } finally {
+      state.stopped();
+      await postgres.stop('fast');
+      await status;
+      unfollow();
+      await view.stop();
+      await this.#status.report(true).catch(() => undefined);
+      await db.close().catch(() => undefined);
+      // A fallback socket directory under /tmp outlives the Pod otherwise; rmdir leaves it if not empty.
+      if (config.socketDir !== config.runDir) await rmdir(config.socketDir).catch(() => undefined);
+    }
+  }
+
+  /** Marks the instance not ready at once (before postgres is stopped). */
+  beginShutdown(): void {
+    this.#ctx.state.beginStopping();
+  }
+
+  /** Boot, then one role after another, each naming the next. */
+  async #cycle(signal: AbortSignal): Promise<void> {
+    const ctx = this.#ctx;
+    let next: Transition | undefined = await boot(ctx, signal);
+    while (next && !signal.aborted) {
+      const current: Transition = next;
+      switch (current.mode) {
+        case 'lead':
+          next = await runPrimary(ctx, signal, current);
+          break;
+        case 'follow':
+          next = await runReplica(ctx, signal);
+          break;
+        case 'rejoin':
+          next = await runRejoin(ctx, signal, current);
+          break;
+      }
+    }
+  }
+
+  /**
+   * The operator's ConfigMap and the spec reach postgres and the primary's tasks as they change:
+   * files are rewritten and postgres reloaded once a role has written them.
+   */
+  #followConfiguration(): () => void {
+    const { view, files, postgres, log, db, primaryWakeup } = this.#ctx;
+    files.setOperatorConfig(view.configData);
+    const offConfig = view.onConfigChange(async (data) => {
+      files.setOperatorConfig(data);
+      if (!files.written) return;
+      try {
+        if ((await files.write()) && postgres.reload()) {
+          log.info('configuration changed; postgres reloaded');
+          setTimeout(() => void warnPendingRestart(db, log), 1_000).unref();
+        }
+      } catch (error) {
+        log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
+      }
+    });
+    const offCluster = view.onClusterChange(() => primaryWakeup.wake());
+    return () => {
+      offConfig();
+      offCluster();
+    };
+  }
+}
+
+async function warnPendingRestart(db: LocalDb, log: Logger): Promise<void> {
+  try {
+    const rows = await db.query<{ name: string }>('SELECT name FROM pg_settings WHERE pending_restart');
+    if (rows.length > 0)
+      log.warn({ parameters: rows.map((row) => row.name) }, 'some parameters take effect only after a restart');
+  } catch {
+    // postgres is restarting or stopping; the next change checks again.
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Creating PGDATA: initdb for a new cluster, pg_basebackup from the primary for a new replica.
+ * Both build into a sibling temporary directory and rename it into place when complete, so a crash
+ * part-way leaves no PGDATA (and the next start simply begins again), never a half-made one.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import { buildScramVerifier } from '../plan/scram.js';
+import { runCommand } from './commands.js';
+import { fsyncDir } from './files.js';
+import type { Logger } from './logger.js';
+import type { Redactor } from './redactor.js';
+
+export interface DataDirState {
+  readonly hasData: boolean;
+  readonly isStandby: boolean;
+}
+
+export class BootstrapError extends Error {
+  override name = 'BootstrapError';
+}
+
+/**
+ * What PGDATA holds. An empty PGDATA (no PG_VERSION) is removed so that bootstrap can start clean;
+ * a non-empty one without PG_VERSION is not ours to delete, and is an error.
+ */
+export async function inspectDataDir(pgdata: string): Promise<DataDirState> {
+  if (existsSync(join(pgdata, 'PG_VERSION')))
+    return { hasData: true, isStandby: existsSync(join(pgdata, 'standby.signal')) };
+  if (existsSync(pgdata)) {
+    const entries = await readdir(pgdata);
+    if (entries.length > 0)
+      throw new BootstrapError(
+        `${pgdata} is not empty but holds no PG_VERSION; refusing to touch it (${entries.slice(0, 5).join(', ')})`,
+      );
+    await rmdir(pgdata);
+  }
+  return { hasData: false, isStandby: false };
+}
+
+export interface BootstrapContext {
+  readonly pgBin: string;
+  readonly pgdata: string;
+  /** Where the one-off password file goes (the run volume, never the data volume). */
+  readonly runDir: string;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+  readonly signal?: AbortSignal;
+}
+
+async function intoPlace(temporary: string, pgdata: string): Promise<void> {
+  await rename(temporary, pgdata);
+  await fsyncDir(dirname(pgdata));
+}
+
+/**
+ * initdb with data checksums and SCRAM; the superuser's password goes in as a SCRAM verifier through
+ * a 0600 file that is removed at once, so the plain password never touches the disk.
+ */
+export async function initdb(context: BootstrapContext, superuserPassword: string): Promise<void> {
+  const { pgBin, pgdata, runDir, log, redactor, signal } = context;
+  const temporary = `${pgdata}.initdb`;
+  const pwfile = join(runDir, 'initdb.pw');
+  await rm(temporary, { recursive: true, force: true });
+  await writeFile(pwfile, `${buildScramVerifier(superuserPassword)}\n`, { mode: 0o600 });
+  try {
+    log.info({ pgdata }, 'initdb: creating a new cluster');
+    await runCommand(
+      join(pgBin, 'initdb'),
+      [
+        '-D',
+        temporary,
+        '-U',
+        SUPERUSER,
+        `--pwfile=${pwfile}`,
+        '--auth-local=trust',
+        '--auth-host=scram-sha-256',
+        '--data-checksums',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
+      { log, redactor, signal },
+    );
+  } finally {
+    await rm(pwfile, { force: true });
+  }
+  await intoPlace(temporary, pgdata);
+}
+
+/**
+ * pg_basebackup from the primary through this replica's own slot (so WAL from the backup's start
+ * is kept until it streams), then standby.signal. The password is passed in the environment only.
+ */
+export async function basebackup(
+  context: BootstrapContext,
+  source: { host: string; slot: string; applicationName: string; replicationPassword: string },
+): Promise<void> {
+  const { pgBin, pgdata, log, redactor, signal } = context;
+  const temporary = `${pgdata}.basebackup`;
+  await rm(temporary, { recursive: true, force: true });
+  log.info({ from: source.host, slot: source.slot }, 'pg_basebackup: cloning the primary');
+  try {
+    await runCommand(
+      join(pgBin, 'pg_basebackup'),
+      [
+        '-h',
+        source.host,
+        '-p',
+        String(PORT.postgres),
+        '-U',
+        REPLICATION_USER,
+        '-D',
+        temporary,
+        '-X',
+        'stream',
+        '-S',
+        source.slot,
+        '--checkpoint=fast',
+        '--no-password',
+      ],
+      {
+        log,
+        redactor,
+        signal,
+        env: {
+          ...process.env,
+          PGPASSWORD: source.replicationPassword,
+          PGAPPNAME: source.applicationName,
+          PGCONNECT_TIMEOUT: '10',
+        },
+      },
+    );
+    await writeFile(join(temporary, 'standby.signal'), '', { mode: 0o600 });
+  } catch (error) {
+    await rm(temporary, { recursive: true, force: true });
+    throw error;
+  }
+  await intoPlace(temporary, pgdata);
+}

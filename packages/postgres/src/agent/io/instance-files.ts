@@ -1,0 +1,101 @@
+/**
+ * Keeps postgres's configuration files in PGDATA equal to what the operator's ConfigMap and the
+ * agent's own settings say. Writes are serialised and only touch files whose content changed.
+ */
+import { join } from 'node:path';
+import type { AgentConfig } from '../config.js';
+import {
+  buildAgentSettings,
+  buildPassfile,
+  CONFIG_KEY,
+  type ConnectionToPrimary,
+  KANRI_CONF,
+  renderKanriConf,
+  renderPgHba,
+  withKanriInclude,
+} from '../plan/postgres-conf.js';
+import { readIfExists, writeFileIfChanged } from './files.js';
+import type { Logger } from './logger.js';
+
+export class InstanceFiles {
+  readonly #config: AgentConfig;
+  readonly #log: Logger;
+  #parameters: string | undefined;
+  #hba: string | undefined;
+  #primary: ConnectionToPrimary | undefined;
+  #slot: string | undefined;
+  #synchronousStandbyNames = '';
+  #writtenSynchronousStandbyNames: string | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #lastOverridden = '';
+
+  constructor(config: AgentConfig, log: Logger) {
+    this.#config = config;
+    this.#log = log;
+  }
+
+  /** Where the replication password is kept for primary_conninfo (the run volume, not PGDATA). */
+  get passfile(): string {
+    return join(this.#config.runDir, 'replication.pgpass');
+  }
+
+  /** The operator's ConfigMap data; undefined while it does not exist. */
+  setOperatorConfig(data: Readonly<Record<string, string>> | undefined): void {
+    this.#parameters = data?.[CONFIG_KEY.parameters];
+    this.#hba = data?.[CONFIG_KEY.hba];
+  }
+
+  /** Replicas: the primary to stream from (undefined: none known) and the slot to use. */
+  setPrimary(primary: ConnectionToPrimary | undefined, slot: string | undefined): void {
+    this.#primary = primary;
+    this.#slot = slot;
+  }
+
+  /** Primary: the synchronous_standby_names value ('' for none). */
+  setSynchronousStandbyNames(value: string): void {
+    this.#synchronousStandbyNames = value;
+  }
+
+  /** synchronous_standby_names as the files on disk say; undefined before the first write. */
+  get writtenSynchronousStandbyNames(): string | undefined {
+    return this.#writtenSynchronousStandbyNames;
+  }
+
+  /** True once the files were written (by the role that owns them): configuration changes may rewrite them from then on. */
+  get written(): boolean {
+    return this.#writtenSynchronousStandbyNames !== undefined;
+  }
+
+  /** Writes every file that differs; resolves true when postgres must reload to see a change. */
+  write(): Promise<boolean> {
+    const next = this.#queue.then(() => this.#write());
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #write(): Promise<boolean> {
+    const { pgdata, podIP, podName, socketDir, replicationPassword } = this.#config;
+    const settings = buildAgentSettings({
+      podIP,
+      podName,
+      socketDir,
+      primary: this.#primary,
+      slot: this.#slot,
+      synchronousStandbyNames: this.#synchronousStandbyNames,
+    });
+    const { text, overridden } = renderKanriConf(this.#parameters, settings);
+    const overriddenKey = overridden.join(',');
+    if (overriddenKey && overriddenKey !== this.#lastOverridden)
+      this.#log.warn({ parameters: overridden }, 'the cluster configuration sets parameters the agent owns; ignored');
+    this.#lastOverridden = overriddenKey;
+
+    await writeFileIfChanged(this.passfile, buildPassfile(replicationPassword));
+    const postgresqlConf = join(pgdata, 'postgresql.conf');
+    const current = (await readIfExists(postgresqlConf)) ?? '';
+    let changed = await writeFileIfChanged(postgresqlConf, withKanriInclude(current));
+    changed = (await writeFileIfChanged(join(pgdata, KANRI_CONF), text)) || changed;
+    changed = (await writeFileIfChanged(join(pgdata, 'pg_hba.conf'), renderPgHba(this.#hba))) || changed;
+    this.#writtenSynchronousStandbyNames = settings.synchronous_standby_names;
+    return changed;
+  }
+}

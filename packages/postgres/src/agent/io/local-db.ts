@@ -1,0 +1,95 @@
+/**
+ * SQL on the local postgres as the superuser, over its private unix socket. A small pool with
+ * timeouts on connect and on every query; errors of idle connections (postgres restarting) are
+ * logged, never fatal.
+ */
+import pg from 'pg';
+import { PORT, SUPERUSER } from '../../contract/index.js';
+import type { PostgresObservation } from '../plan/report.js';
+import type { Logger } from './logger.js';
+
+export class LocalDb {
+  readonly #pool: pg.Pool;
+
+  constructor(socketDir: string, log: Logger) {
+    this.#pool = new pg.Pool({
+      host: socketDir,
+      port: PORT.postgres,
+      user: SUPERUSER,
+      database: 'postgres',
+      application_name: 'kanri-agent',
+      // In a takeover the status loop, the peers' ranking requests and the promotion all query at
+      // once; with 2 connections pg_promote waited its turn for tens of ms.
+      max: 4,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 60_000,
+      idleTimeoutMillis: 10_000,
+    });
+    this.#pool.on('error', (error) => log.debug({ err: error }, 'idle connection to postgres failed'));
+  }
+
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<R[]> {
+    return (await this.#pool.query<R>(sql, params)).rows;
+  }
+
+  /** True when postgres accepts a connection and answers. */
+  async ping(): Promise<boolean> {
+    try {
+      await this.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One round trip that tells role, identity, timeline and WAL positions. */
+  async observe(): Promise<PostgresObservation> {
+    let row: Record<string, unknown> | undefined;
+    try {
+      [row] = await this.query(OBSERVE_SQL);
+    } catch {
+      return { connected: false };
+    }
+    if (!row) return { connected: false };
+    const inRecovery = row.in_recovery === true;
+    const walfile = row.current_walfile as string | null;
+    const timeline = inRecovery
+      ? Math.max(Number(row.received_tli ?? 0), Number(row.checkpoint_tli ?? 0))
+      : walfile
+        ? Number.parseInt(walfile.slice(0, 8), 16)
+        : Number(row.checkpoint_tli ?? 0);
+    return {
+      connected: true,
+      inRecovery,
+      systemIdentifier: row.system_identifier as string,
+      timeline,
+      currentLsn: row.current_lsn as string | null,
+      receiveLsn: row.receive_lsn as string | null,
+      replayLsn: row.replay_lsn as string | null,
+      receiverStatus: row.receiver_status as string | null,
+      senderEndLsn: row.latest_end_lsn as string | null,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+// The current WAL file's name starts with the timeline (8 hex digits): unlike pg_control_checkpoint()
+// it is right at once after a promotion, before the next checkpoint.
+const OBSERVE_SQL = `
+SELECT pg_is_in_recovery() AS in_recovery,
+       (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
+       (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
+       CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END AS current_lsn,
+       CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_walfile_name(pg_current_wal_lsn()) END AS current_walfile,
+       pg_last_wal_receive_lsn()::text AS receive_lsn,
+       pg_last_wal_replay_lsn()::text AS replay_lsn,
+       w.status AS receiver_status,
+       w.received_tli,
+       w.latest_end_lsn::text AS latest_end_lsn
+FROM (SELECT 1) AS one LEFT JOIN pg_stat_wal_receiver AS w ON true`;

@@ -1,0 +1,122 @@
+/**
+ * Rejoining after losing the primary role: pg_rewind winds a former primary's PGDATA back to where
+ * it left the new primary's history (only the blocks that changed since are copied), so it can
+ * stream from the new primary. pg_rewind (PostgreSQL 13+) first runs crash recovery in single-user
+ * mode itself when the instance was not shut down cleanly.
+ */
+import { execFile } from 'node:child_process';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PORT, SUPERUSER } from '../../contract/index.js';
+import { CommandError, withParentDeathSignal } from './commands.js';
+import type { Logger } from './logger.js';
+import type { Redactor } from './redactor.js';
+
+export interface ControlData {
+  /** `in production`, `shut down`, `shut down in recovery`, `in archive recovery`, … */
+  readonly state: string;
+  /** Latest checkpoint location: after a clean shutdown, the shutdown checkpoint (the last record). */
+  readonly checkpointLsn: string;
+  readonly timeline: number;
+}
+
+/** Parses pg_controldata's output. Pure. */
+export function parseControlData(text: string): ControlData {
+  const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(text)?.[1]?.trim() ?? '';
+  return {
+    state: field('Database cluster state'),
+    checkpointLsn: field('Latest checkpoint location'),
+    timeline: Number(field("Latest checkpoint's TimeLineID")) || 0,
+  };
+}
+
+/** Runs a tool and resolves with its combined output; rejects (redacted) on a non-zero exit. */
+export function captureCommand(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; redactor: Redactor; timeoutMs?: number },
+): Promise<string> {
+  const [file, argv] = withParentDeathSignal(command, args);
+  const tool = command.split('/').pop() ?? command;
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      argv,
+      { env: options.env ?? process.env, timeout: options.timeoutMs ?? 0, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const output = `${stdout}${stderr}`;
+        if (!error) return resolve(output);
+        const tail = output.trim().split('\n').slice(-5).join(' | ');
+        reject(new CommandError(options.redactor.redact(`${tool} failed: ${tail || error.message}`)));
+      },
+    );
+  });
+}
+
+export async function readControlData(pgBin: string, pgdata: string, redactor: Redactor): Promise<ControlData> {
+  const env = { ...process.env, LC_ALL: 'C', LANG: 'C' };
+  return parseControlData(await captureCommand(join(pgBin, 'pg_controldata'), ['-D', pgdata], { env, redactor }));
+}
+
+export interface RewindResult {
+  /** pg_rewind found the histories had not diverged (this instance's WAL is a prefix of the source's). */
+  readonly needed: boolean;
+  readonly ms: number;
+}
+
+/**
+ * pg_rewind from the new primary at `host`, as the superuser (the password goes in the environment
+ * only). Resolves whether a rewind was needed; rejects if it failed.
+ */
+export async function rewind(input: {
+  readonly pgBin: string;
+  readonly pgdata: string;
+  readonly host: string;
+  readonly superuserPassword: string;
+  readonly log: Logger;
+  readonly redactor: Redactor;
+}): Promise<RewindResult> {
+  const started = performance.now();
+  // A just-promoted primary writes its new timeline into pg_control only at its next checkpoint;
+  // pg_rewind reads the timeline from there and would see no divergence until then.
+  const db = new pg.Client({
+    host: input.host,
+    port: PORT.postgres,
+    user: SUPERUSER,
+    password: input.superuserPassword,
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000,
+    application_name: 'kanri-agent-rewind',
+  });
+  db.on('error', () => undefined);
+  try {
+    await db.connect();
+    await db.query('CHECKPOINT');
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+  const source = `host=${input.host} port=${PORT.postgres} user=${SUPERUSER} dbname=postgres connect_timeout=10`;
+  const output = await captureCommand(
+    join(input.pgBin, 'pg_rewind'),
+    ['--target-pgdata', input.pgdata, '--source-server', source],
+    {
+      env: { ...process.env, PGPASSWORD: input.superuserPassword, LC_ALL: 'C', LANG: 'C' },
+      redactor: input.redactor,
+      timeoutMs: 10 * 60_000,
+    },
+  );
+  for (const line of output.split('\n')) if (line.trim()) input.log.info({ tool: 'pg_rewind' }, line);
+  return { needed: !/no rewind required/.test(output), ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Moves a PGDATA that could not be rewound aside (replacing an older one), so that a fresh clone
+ * can take its place while its transactions stay on disk for inspection. Resolves the new path.
+ */
+export async function setAside(pgdata: string): Promise<string> {
+  const aside = `${pgdata}.diverged`;
+  await rm(aside, { recursive: true, force: true });
+  await rename(pgdata, aside);
+  return aside;
+}

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { quoteConfValue } from '../../contract/index.js';
+import {
+  buildAgentSettings,
+  buildPassfile,
+  buildPrimaryConninfo,
+  INCLUDE_LINE,
+  renderKanriConf,
+  renderPgHba,
+  withKanriInclude,
+} from './postgres-conf.js';
+
+const primary = {
+  host: '127.1.0.1',
+  slot: 'kanri_db_1',
+  passfile: '/run/postgresql/replication.pgpass',
+  applicationName: 'db-1',
+};
+
+it('sets the agent-owned settings; replicas also name their primary and slot', () => {
+  const onPrimary = buildAgentSettings({ podIP: '127.1.0.1', podName: 'db-0', socketDir: '/run/postgresql' });
+  assert.equal(onPrimary.listen_addresses, '127.1.0.1');
+  assert.equal(onPrimary.port, '5432');
+  assert.equal(onPrimary.unix_socket_directories, '/run/postgresql');
+  assert.equal(onPrimary.wal_log_hints, 'on');
+  assert.equal(onPrimary.hot_standby, 'on');
+  assert.equal(onPrimary.wal_level, 'replica');
+  assert.equal(onPrimary.primary_conninfo, '');
+  assert.equal(onPrimary.primary_slot_name, '');
+  const onReplica = buildAgentSettings({ podIP: '127.1.0.2', podName: 'db-1', socketDir: '/s', primary });
+  assert.equal(onReplica.primary_slot_name, 'kanri_db_1');
+  assert.match(
+    onReplica.primary_conninfo ?? '',
+    /^host=127\.1\.0\.1 port=5432 user=streaming_replica passfile=\/run\/postgresql\/replication\.pgpass application_name=db-1 /,
+  );
+});
+
+it('keeps the password out of primary_conninfo and quotes odd values', () => {
+  const conninfo = buildPrimaryConninfo({ ...primary, passfile: "/a b/it's" });
+  assert.match(conninfo, / passfile='\/a b\/it\\'s' /);
+  assert.equal(conninfo.includes('password'), false);
+});
+
+it('escapes the passfile fields', () => {
+  assert.equal(buildPassfile('a:b\\c'), '*:*:*:streaming_replica:a\\:b\\\\c\n');
+});
+
+it('renders kanri.conf with the operator parameters first and agent settings last, dropping overrides', () => {
+  const { text, overridden } = renderKanriConf(
+    "shared_buffers = '64MB'\nPort = 6000\n# port = 1\nlisten_addresses '*'\n",
+    {
+      port: '5432',
+      listen_addresses: '127.1.0.1',
+    },
+  );
+  assert.deepEqual(overridden, ['port', 'listen_addresses']);
+  assert.ok(text.indexOf("shared_buffers = '64MB'") < text.indexOf("port = '5432'"));
+  assert.ok(text.includes('# port = 1'), 'comments are kept');
+  assert.equal(text.includes('6000'), false);
+  assert.ok(text.includes("listen_addresses = '127.1.0.1'"));
+  assert.equal(quoteConfValue("a'b\\c"), "'a''b\\\\c'");
+});
+
+it("puts the agent's rules first in pg_hba.conf, then the operator's or the default", () => {
+  const custom = renderPgHba('hostssl all all 10.0.0.0/8 scram-sha-256');
+  const lines = custom.split('\n').filter((line) => line && !line.startsWith('#'));
+  assert.deepEqual(lines, [
+    'local all postgres trust',
+    'local replication postgres trust',
+    'host replication streaming_replica all scram-sha-256',
+    'hostssl all all 10.0.0.0/8 scram-sha-256',
+  ]);
+  assert.match(renderPgHba(undefined), /host all all all scram-sha-256/);
+});
+
+it('adds the include line to postgresql.conf once', () => {
+  const once = withKanriInclude('max_connections = 100\n');
+  assert.equal(once, `max_connections = 100\n${INCLUDE_LINE}\n`);
+  assert.equal(withKanriInclude(once), once);
+});

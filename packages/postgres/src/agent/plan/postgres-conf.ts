@@ -1,0 +1,158 @@
+/**
+ * Pure builders of the files the agent writes into PGDATA: `kanri.conf` (the operator's parameters
+ * followed by the agent's own settings, which therefore win), `pg_hba.conf`, the include line in
+ * `postgresql.conf`, and the replication passfile.
+ */
+import { type AgentOwnedSetting, PORT, quoteConfValue, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+
+export { CONFIG_KEY } from '../../contract/index.js';
+
+export const KANRI_CONF = 'kanri.conf';
+export const INCLUDE_LINE = `include_if_exists = '${KANRI_CONF}'`;
+
+export interface ConnectionToPrimary {
+  readonly host: string;
+  readonly slot: string;
+  /** Where the replication password is (see buildPassfile), never the password itself. */
+  readonly passfile: string;
+  readonly applicationName: string;
+}
+
+export interface AgentSettingsInput {
+  readonly podIP: string;
+  readonly podName: string;
+  readonly socketDir: string;
+  /** Set on replicas; undefined on the primary (and on a replica that does not know its primary yet). */
+  readonly primary?: ConnectionToPrimary;
+  /** A replica that does not know its primary yet still names its slot. */
+  readonly slot?: string;
+  /** Primary: `synchronous_standby_names` (see sync-plan.ts); '' (asynchronous) when unset. */
+  readonly synchronousStandbyNames?: string;
+}
+
+/** Settings postgres must have for the agent to work; the operator's ConfigMap cannot override them. */
+export function buildAgentSettings(input: AgentSettingsInput): Record<AgentOwnedSetting, string> {
+  return {
+    listen_addresses: input.podIP,
+    port: String(PORT.postgres),
+    unix_socket_directories: input.socketDir,
+    // The socket directory is private to the Pod; only its own user may connect (local trust is safe).
+    unix_socket_permissions: '0700',
+    cluster_name: input.podName,
+    hot_standby: 'on',
+    wal_level: 'replica',
+    max_wal_senders: '10',
+    max_replication_slots: '10',
+    // pg_rewind needs hint bits in WAL (or data checksums): a former primary can then be rewound.
+    wal_log_hints: 'on',
+    // Logs go to stderr, which the agent reads and forwards (redacted) as its own.
+    logging_collector: 'off',
+    log_destination: 'stderr',
+    primary_conninfo: input.primary ? buildPrimaryConninfo(input.primary) : '',
+    primary_slot_name: input.primary?.slot ?? input.slot ?? '',
+    // The primary's agent chooses the synchronous standbys and publishes them in the Lease first.
+    synchronous_standby_names: input.synchronousStandbyNames ?? '',
+  };
+}
+
+/** A libpq conninfo value: single-quoted with backslash escapes when it holds anything unusual. */
+function conninfoValue(value: string): string {
+  return /^[A-Za-z0-9_.:/-]+$/.test(value) ? value : `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * `primary_conninfo` for a replica: the password stays in the passfile, so this string (which
+ * superusers can SHOW) carries none. Keepalives make a vanished primary noticed in ~20 s, not hours.
+ */
+export function buildPrimaryConninfo(primary: ConnectionToPrimary): string {
+  const pairs: [string, string][] = [
+    ['host', primary.host],
+    ['port', String(PORT.postgres)],
+    ['user', REPLICATION_USER],
+    ['passfile', primary.passfile],
+    ['application_name', primary.applicationName],
+    ['sslmode', 'prefer'],
+    ['connect_timeout', '5'],
+    ['keepalives', '1'],
+    ['keepalives_idle', '10'],
+    ['keepalives_interval', '5'],
+    ['keepalives_count', '2'],
+  ];
+  return pairs.map(([key, value]) => `${key}=${conninfoValue(value)}`).join(' ');
+}
+
+/** A .pgpass line for the replication user on any host (`:` and `\` escaped). */
+export function buildPassfile(password: string): string {
+  const escapeField = (field: string) => field.replace(/\\/g, '\\\\').replace(/:/g, '\\:');
+  return `*:*:*:${escapeField(REPLICATION_USER)}:${escapeField(password)}\n`;
+}
+
+const KEY_PATTERN = /^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:=|\s|$)/;
+
+/**
+ * `kanri.conf`: the operator's parameters (lines that would set an agent-owned setting are dropped
+ * and reported), then the agent's settings.
+ *
+ * @example
+ * ```ts
+ * const { text, overridden } = renderKanriConf("shared_buffers = '64MB'\nport = 1\n", { port: '5432' });
+ * // overridden: ['port']
+ * ```
+ */
+export function renderKanriConf(
+  parameters: string | undefined,
+  settings: Readonly<Record<string, string>>,
+): { text: string; overridden: string[] } {
+  const owned = new Set(Object.keys(settings));
+  const overridden: string[] = [];
+  const kept: string[] = [];
+  for (const line of (parameters ?? '').split('\n')) {
+    const key = KEY_PATTERN.exec(line)?.[1]?.toLowerCase();
+    if (key !== undefined && owned.has(key)) {
+      overridden.push(key);
+      continue;
+    }
+    kept.push(line);
+  }
+  const text = [
+    '# Written by the Kanri instance agent; rewritten on every change. Do not edit.',
+    '# Parameters from the cluster configuration:',
+    kept.join('\n').trim(),
+    '# Settings the agent owns (last, so they win):',
+    ...Object.entries(settings).map(([key, value]) => `${key} = ${quoteConfValue(value)}`),
+    '',
+  ].join('\n');
+  return { text, overridden };
+}
+
+/** Used until the operator's ConfigMap exists: local trust on the private socket, passwords over TCP. */
+export const DEFAULT_HBA = [
+  'local all all trust',
+  'host all all all scram-sha-256',
+  'host replication all all scram-sha-256',
+].join('\n');
+
+/**
+ * `pg_hba.conf`: the agent's own rules first (its superuser connection over the socket, and
+ * replication for streaming_replica), then the operator's rules or the default.
+ */
+export function renderPgHba(operatorRules: string | undefined): string {
+  return [
+    '# Written by the Kanri instance agent; rewritten on every change. Do not edit.',
+    '# The agent:',
+    `local all ${SUPERUSER} trust`,
+    `local replication ${SUPERUSER} trust`,
+    `host replication ${REPLICATION_USER} all scram-sha-256`,
+    operatorRules === undefined
+      ? '# Built-in default (no cluster configuration yet):'
+      : '# From the cluster configuration:',
+    (operatorRules ?? DEFAULT_HBA).trim(),
+    '',
+  ].join('\n');
+}
+
+/** `postgresql.conf` with the include of kanri.conf as its last line (added once). */
+export function withKanriInclude(postgresqlConf: string): string {
+  if (postgresqlConf.split('\n').some((line) => line.trim() === INCLUDE_LINE)) return postgresqlConf;
+  return `${postgresqlConf.replace(/\n*$/, '\n')}${INCLUDE_LINE}\n`;
+}

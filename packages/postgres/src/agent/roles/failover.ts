@@ -1,0 +1,124 @@
+/**
+ * Failover, seen from a replica: rank the candidates once the holder's Lease has expired
+ * (plan/failover-plan.ts decides), and, if this instance wins, take the Lease over with the
+ * version the decision was made on. Ranking and the take-over are on the path to RTO: peers are
+ * asked while this instance looks at itself, and the Pods come from the cache.
+ */
+import { type LeaseView, takeOverLease } from '@kanri/runtime';
+import {
+  ANNOTATION,
+  EVENT_REASON,
+  LABEL,
+  type LiveStatus,
+  parseMembers,
+  ROLE,
+  readPodReport,
+} from '../../contract/index.js';
+import type { AgentContext, Takeover } from '../context.js';
+import { fetchPeerStatus } from '../io/peer-status.js';
+import { decideFailover } from '../plan/failover-plan.js';
+import { toCandidate } from '../plan/switchover-plan.js';
+
+export interface FailoverOutcome {
+  /** This instance won the ranking (it may still have lost the race for the Lease). */
+  readonly take: boolean;
+  readonly message: string;
+  /** Set when this instance won and holds the Lease now. */
+  readonly takeover?: Takeover;
+}
+
+export async function considerFailover(
+  ctx: AgentContext,
+  lease: LeaseView,
+  lastHolder: string | undefined,
+  expiredSince: number,
+): Promise<FailoverOutcome> {
+  const { config, view, state } = ctx;
+  const { maximumLagOnFailover, synchronousNumber } = view.ha;
+  const pods = view.pods();
+  const peers = pods.filter(
+    (p) => p.metadata?.name !== config.podName && p.metadata?.name !== lastHolder && p.status?.podIP,
+  );
+  const [me, ...answers] = await Promise.all([
+    ctx.liveStatus(),
+    ...peers.map((p) => fetchPeerStatus(p.status?.podIP as string)),
+  ]);
+  const answered = answers.filter((p): p is LiveStatus => p !== undefined);
+  for (const peer of answered) state.seePrimaryLsn(peer.primaryLsnSeen);
+  state.seePrimaryLsn(readPodReport(pods.find((p) => p.metadata?.name === lastHolder))?.receivedLsn);
+  const decision = decideFailover({
+    self: config.podName,
+    candidates: [me as LiveStatus, ...answered].map(toCandidate),
+    systemIdentifier: (me as LiveStatus).systemIdentifier,
+    primaryLsn: state.snapshot().primaryLsnSeen,
+    maximumLagBytes: maximumLagOnFailover,
+    synchronousStandbys:
+      synchronousNumber > 0 ? parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]) : undefined,
+    graceOver: performance.now() - expiredSince > config.leaseDurationMs,
+  });
+  if (!decision.take) return { take: false, message: decision.message };
+  const takeover = await takeLease(ctx, lease, lastHolder, decision.message);
+  return takeover
+    ? { take: true, message: state.snapshot().decisions.failover ?? decision.message, takeover }
+    : { take: true, message: decision.message };
+}
+
+/** Takes the expired Lease with its resourceVersion as precondition; undefined when someone else moved it first. */
+async function takeLease(
+  ctx: AgentContext,
+  lease: LeaseView,
+  lastHolder: string | undefined,
+  why: string,
+): Promise<Takeover | undefined> {
+  const { config, view, state, log } = ctx;
+  const sentAtMs = performance.now();
+  const written = await takeOverLease(ctx.leaseRef, {
+    observed: lease,
+    identity: config.podName,
+    leaseDurationSeconds: Math.ceil(config.leaseDurationMs / 1000),
+    reason: why,
+    // The old primary's synchronous standbys are not this one's: it publishes its own.
+    annotations: { [ANNOTATION.syncStandbys]: null },
+  });
+  if (!written) {
+    log.info('the leader Lease changed while taking it over; looking again');
+    await view.lease.refresh().catch(() => undefined);
+    return undefined;
+  }
+  view.lease.see(written);
+  const message = `promoted: took over the leader Lease from ${lastHolder ?? 'nobody'} (${why.replace(/^taking over: /, '')})`;
+  state.decide('failover', message);
+  log.warn({ from: lastHolder ?? null }, 'FAILOVER: took over the leader Lease');
+  return {
+    lease: written,
+    sentAtMs,
+    // After the promotion, not beside it: on a busy API server these requests would delay the
+    // role label that clients look for. A client trying the dead Pod first is refused at once.
+    afterPromotion: () => {
+      ctx.events.record('Warning', EVENT_REASON.promoted, `${config.podName} ${message}`);
+      void relabelStalePrimaries(ctx).catch((error: unknown) =>
+        log.warn({ err: error }, 'cannot move the primary label off the former primary'),
+      );
+    },
+  };
+}
+
+/**
+ * A dead primary's Pod keeps its role label (its agent cannot change it) and, on a node that is
+ * down, stays Ready until the node controller notices: move it off, so `-primary` has only us.
+ */
+async function relabelStalePrimaries(ctx: AgentContext): Promise<void> {
+  const { client, config, view, log } = ctx;
+  for (const pod of view.pods()) {
+    const name = pod.metadata?.name;
+    if (!name || name === config.podName || pod.metadata?.labels?.[LABEL.role] !== ROLE.primary) continue;
+    await client
+      .resource('v1', 'Pod')
+      .patch(
+        name,
+        { metadata: { labels: { [LABEL.role]: ROLE.replica } } },
+        { namespace: config.namespace, type: 'merge' },
+      );
+    log.info({ pod: name }, 'moved the primary role label off the former primary');
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The primary's periodic work while it leads: replication slots, users and databases, planned
+ * switchovers (every 5 s, or at once on a spec change), and in synchronous mode the standbys
+ * (every second, one step of plan/sync-plan.ts at a time). Errors are logged and retried.
+ */
+import { annotateLease } from '@kanri/runtime';
+import { sleepUnlessAborted } from '@kanri/timing';
+import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
+import type { AgentContext } from '../context.js';
+import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
+import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
+import type { PrimarySession } from './primary-session.js';
+import { maybeSwitchover } from './switchover.js';
+
+const PRIMARY_TASK_PERIOD_MS = 5_000;
+const USERS_RESYNC_MS = 30_000;
+const SYNC_PERIOD_MS = 1_000;
+
+/** The names of the cluster's Pods, as the cache has them. */
+export function podNames(ctx: AgentContext): string[] {
+  return ctx.view
+    .pods()
+    .map((pod) => pod.metadata?.name ?? '')
+    .filter(Boolean);
+}
+
+export async function runPrimaryTasks(
+  ctx: AgentContext,
+  session: PrimarySession,
+  leadership: AbortSignal,
+): Promise<void> {
+  const { log } = ctx;
+  let lastUsersMs = Number.NEGATIVE_INFINITY;
+  let specVersion: string | undefined;
+  while (!leadership.aborted) {
+    // A new version of the cluster object may declare new users: look at once.
+    const version = ctx.view.cluster?.metadata?.resourceVersion;
+    if (version !== specVersion) {
+      specVersion = version;
+      session.usersDue = true;
+    }
+    if (!session.switching) {
+      try {
+        await reconcileSlots(ctx.db, ctx.config, podNames(ctx), log);
+      } catch (error) {
+        if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile replication slots; retrying');
+      }
+      if (session.usersDue || performance.now() - lastUsersMs > USERS_RESYNC_MS) {
+        session.usersDue = false;
+        lastUsersMs = performance.now();
+        try {
+          await reconcileUsers(ctx.db, ctx.client, ctx.config, ctx.view.spec, log, ctx.redactor);
+        } catch (error) {
+          session.usersDue = true;
+          if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile users and databases; retrying');
+        }
+      }
+      await maybeSwitchover(ctx, session, leadership).catch((error: unknown) => {
+        log.error({ err: error }, 'switchover failed');
+      });
+    }
+    await ctx.primaryWakeup.wait(PRIMARY_TASK_PERIOD_MS, leadership);
+  }
+}
+
+export async function runSyncLoop(ctx: AgentContext, session: PrimarySession, leadership: AbortSignal): Promise<void> {
+  let lastReason = '';
+  while (!leadership.aborted) {
+    if (!session.switching) {
+      try {
+        const reason = await syncStep(ctx, session, leadership);
+        if (reason !== lastReason && reason) ctx.log.info({ reason }, 'synchronous replication');
+        lastReason = reason;
+      } catch (error) {
+        if (!leadership.aborted) ctx.log.warn({ err: error }, 'cannot manage synchronous standbys; retrying');
+      }
+    }
+    await sleepUnlessAborted(SYNC_PERIOD_MS, leadership);
+  }
+}
+
+/** One step of sync-plan.ts; resolves what it waits for ('' when nothing). */
+async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: AbortSignal): Promise<string> {
+  const { db, files, postgres, state, log, config } = ctx;
+  const number = ctx.view.ha.synchronousNumber;
+  // Read fresh: planning from a stale published set could skip the unpublish-first step.
+  const lease = await ctx.view.lease.refresh(leadership);
+  const published = parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]);
+  const connections = await db.query<{ name: string; state: string; sync_state: string; flush_lsn: string | null }>(
+    'SELECT application_name AS name, state, sync_state, flush_lsn::text FROM pg_stat_replication',
+  );
+  const [current] = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+  const action = planSync({
+    number,
+    published,
+    configured: session.syncConfigured,
+    connections: connections.map(
+      (c): StandbyConnection => ({ name: c.name, state: c.state, syncState: c.sync_state, flushLsn: c.flush_lsn }),
+    ),
+    pending: session.syncPending,
+    currentLsn: current?.lsn ?? '0/0',
+  });
+  state.reportSynchronousStandbys(number > 0 ? published : undefined);
+  switch (action.kind) {
+    case 'none':
+      return '';
+    case 'wait':
+      return action.reason;
+    case 'capture':
+      session.syncPending = { members: session.syncConfigured, lsn: action.lsn };
+      return `synchronous standbys must flush ${action.lsn}`;
+    case 'configure': {
+      const value = renderSynchronousStandbyNames(number, action.members);
+      files.setSynchronousStandbyNames(value);
+      if (await files.write()) postgres.reload();
+      session.syncConfigured = [...action.members];
+      session.syncPending = { members: [...action.members], lsn: undefined };
+      log.info({ synchronous_standby_names: value }, 'synchronous standbys configured');
+      return `configured ${value || 'no synchronous standbys'}`;
+    }
+    case 'publish': {
+      const members = [...action.members];
+      const written = await annotateLease(
+        ctx.leaseRef,
+        { [ANNOTATION.syncStandbys]: members.join(',') || null },
+        { onlyIfHolder: config.podName, signal: leadership },
+      ).catch((error: unknown) => {
+        log.warn({ err: error }, 'cannot update the leader Lease');
+        return undefined;
+      });
+      if (!written) return 'cannot publish the synchronous standbys';
+      ctx.view.lease.see(written);
+      state.reportSynchronousStandbys(members);
+      log.info({ members }, 'synchronous standbys published in the Lease');
+      ctx.events.record(
+        'Normal',
+        EVENT_REASON.synchronousStandbys,
+        `synchronous standbys: ${members.join(', ') || 'none'} (of ${number} required)`,
+      );
+      if (members.length === session.syncConfigured.length) session.syncPending = undefined;
+      return '';
+    }
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The replica role: streams from the Lease holder, follows a new holder as soon as the Lease says
+ * so, and, once the holder's Lease has expired, ranks the candidates (roles/failover.ts). Resolves
+ * the next mode: lead (it holds the Lease now), rejoin (its WAL diverged) or undefined (stopping).
+ */
+import { join } from 'node:path';
+import { holderOf, leaseExpiresAtMs } from '@kanri/runtime';
+import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
+import type { AgentContext, Transition } from '../context.js';
+import { writeFileIfChanged } from '../io/files.js';
+import { planReplicaLap } from '../plan/replica-plan.js';
+import { considerFailover } from './failover.js';
+
+export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promise<Transition | undefined> {
+  const { config, files, postgres, state, view, log } = ctx;
+  state.enter('follow', ROLE.replica, 'looking for the primary');
+  const slot = names.slot(config.podName);
+  let following: string | undefined;
+  let followedHolder: string | undefined;
+  let expiredSince: number | undefined;
+  let lastDecision = '';
+  await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
+  files.setSynchronousStandbyNames('');
+  while (!signal.aborted) {
+    let waitMs = config.retryPeriodMs;
+    let noPrimary: string | undefined;
+    try {
+      const lease = view.lease.view ?? (await view.lease.refresh(signal));
+      const holder = holderOf(lease);
+      const step = planReplicaLap({
+        self: config.podName,
+        diverged: ctx.divergence.line,
+        leaseExists: lease.exists,
+        holder,
+        expired: lease.exists && performance.now() >= leaseExpiresAtMs(lease),
+      });
+      switch (step.kind) {
+        case 'rejoin':
+          log.error({ line: step.line }, 'this replica has WAL the primary does not have: rewinding it');
+          ctx.events.record(
+            'Warning',
+            EVENT_REASON.rewound,
+            `${config.podName} diverged from the primary (${step.line.slice(0, 200)}); rewinding`,
+          );
+          return { mode: 'rejoin', holder, why: 'diverged replica' };
+        case 'confirm-lead':
+          // Confirmed by a fresh read: a watch stalled by a network fault must not make it lead.
+          if (holderOf(await view.lease.refresh(signal)) === config.podName) {
+            log.info('this instance holds the leader Lease: becoming primary');
+            return { mode: 'lead' };
+          }
+          break;
+        case 'follow': {
+          expiredSince = undefined;
+          if (state.snapshot().decisions.failover?.startsWith('waiting')) state.decide('failover', undefined);
+          const leader = view.leader(step.holder);
+          if (leader.holder !== followedHolder) {
+            followedHolder = leader.holder;
+            state.forgetPrimaryLsn();
+          }
+          state.seePrimaryReport(leader.lsn);
+          // Without a new holder's address there is nothing better to follow: keep the last primary.
+          const ip = leader.podIP;
+          if (ip && ip !== following) {
+            files.setPrimary({ host: ip, slot, passfile: files.passfile, applicationName: config.podName }, slot);
+            if (following) log.info({ from: following, to: ip, leader: leader.holder }, 'following a new primary');
+            following = ip;
+          } else if (!following) {
+            files.setPrimary(undefined, slot);
+          }
+          // Wake just after the expiry: every ms here is a ms of RTO. Timers may fire a ms or so
+          // early; the next pass then waits the rest.
+          waitMs = Math.min(waitMs, Math.max(1, leaseExpiresAtMs(lease) - performance.now() + 2));
+          break;
+        }
+        case 'consider-failover': {
+          expiredSince ??= performance.now();
+          const rankingStarted = performance.now();
+          const decision = await considerFailover(ctx, lease, holder, expiredSince);
+          if (decision.message !== lastDecision) {
+            lastDecision = decision.message;
+            log.info(
+              {
+                decision: decision.message,
+                lastHolder: holder ?? null,
+                rankedInMs: Math.round(performance.now() - rankingStarted),
+                expiredForMs: Math.round(performance.now() - leaseExpiresAtMs(lease)),
+              },
+              'failover decision',
+            );
+            if (!decision.take)
+              ctx.events.record('Normal', EVENT_REASON.failoverWaiting, `${config.podName}: ${decision.message}`);
+          }
+          state.decide('failover', decision.message);
+          // The readiness message too: the operator shows it in the cluster's Ready condition.
+          noPrimary = `no primary (the leader Lease ${holder ? `of ${holder} expired` : 'is free'}): ${decision.message}`;
+          if (decision.takeover) return { mode: 'lead', takeover: decision.takeover };
+          break;
+        }
+        case 'wait':
+          break;
+      }
+      const changed = await files.write();
+      if (!postgres.wanted) postgres.start();
+      else if (changed) postgres.reload();
+      state.setPhase(noPrimary ?? (following ? undefined : 'no primary to follow (nobody holds the leader Lease)'));
+      const observed = await ctx.db.observe();
+      state.seePrimaryLsn(observed.senderEndLsn);
+    } catch (error) {
+      if (signal.aborted) break;
+      log.warn({ err: error }, 'cannot follow the primary; retrying');
+    }
+    await view.lease.changed.wait(waitMs, signal);
+  }
+  return undefined;
+}

@@ -1,0 +1,132 @@
+/**
+ * A planned switchover, served by the primary: stop writes cleanly, wait until the chosen replica
+ * has received the shutdown checkpoint, and hand the Lease over to it. Each annotation value is
+ * served once (recorded on the Lease); a failure leaves a reason and the primary running.
+ */
+import { annotateLease, handOverLease, holderOf } from '@kanri/runtime';
+import { sleepUnlessAborted } from '@kanri/timing';
+import { ANNOTATION, EVENT_REASON } from '../../contract/index.js';
+import type { AgentContext } from '../context.js';
+import { fetchPeerStatus } from '../io/peer-status.js';
+import { untilAccepting } from '../io/retry.js';
+import { readControlData } from '../io/rewind.js';
+import { parseLsn } from '../plan/lsn.js';
+import { planSwitchoverTarget } from '../plan/switchover-plan.js';
+import type { PrimarySession } from './primary-session.js';
+
+/** How long a switchover waits for the target to receive the old primary's last WAL record. */
+const SWITCHOVER_CATCH_UP_MS = 30_000;
+
+export async function maybeSwitchover(
+  ctx: AgentContext,
+  session: PrimarySession,
+  leadership: AbortSignal,
+): Promise<void> {
+  const { config, view, state, log, postgres } = ctx;
+  const request = view.clusterAnnotation(ANNOTATION.switchover);
+  if (!request) return;
+  const lease = await view.lease.refresh(leadership);
+  if (holderOf(lease) !== config.podName) return;
+  if (lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request) return;
+  const started = performance.now();
+  const markServed = () =>
+    annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })
+      .then((written) => written && view.lease.see(written))
+      .catch((error: unknown) => log.warn({ err: error }, 'cannot update the leader Lease'));
+  const target = await chooseTarget(ctx, request);
+  if ('why' in target) {
+    state.decide('switchover', `refused ${request}: ${target.why}`);
+    log.warn({ request, why: target.why }, 'switchover refused');
+    ctx.events.record('Warning', EVENT_REASON.switchoverRefused, `switchover to ${request} refused: ${target.why}`);
+    await markServed();
+    return;
+  }
+  const { name, ip } = target;
+  log.info({ target: name }, 'switchover: stopping writes');
+  session.switching = true;
+  state.setPhase(`switching over to ${name}`);
+  let handed = false;
+  try {
+    // A clean shutdown: the WAL senders send everything up to the shutdown checkpoint first.
+    await postgres.stop('fast', 30_000);
+    const control = await readControlData(ctx.pgBin, config.pgdata, ctx.redactor);
+    if (control.state !== 'shut down') throw new Error(`postgres did not shut down cleanly (${control.state})`);
+    const final = parseLsn(control.checkpointLsn) ?? Number.POSITIVE_INFINITY;
+    const deadline = performance.now() + SWITCHOVER_CATCH_UP_MS;
+    let received: string | undefined;
+    while (performance.now() < deadline && !leadership.aborted) {
+      received = (await fetchPeerStatus(ip, 1_000))?.receivedLsn;
+      if ((parseLsn(received) ?? -1) > final) break;
+      await sleepUnlessAborted(50);
+    }
+    if (!((parseLsn(received) ?? -1) > final))
+      throw new Error(
+        `${name} did not receive the final WAL ${control.checkpointLsn} (it has ${received ?? 'nothing'})`,
+      );
+    const written = await handOverLease(ctx.leaseRef, {
+      from: config.podName,
+      to: name,
+      reason: `switchover requested (${request})`,
+      annotations: { [ANNOTATION.switchoverServed]: request, [ANNOTATION.syncStandbys]: null },
+      signal: leadership,
+    });
+    if (!written) throw new Error('could not hand the leader Lease over');
+    view.lease.see(written);
+    handed = true;
+    const ms = Math.round(performance.now() - started);
+    state.decide(
+      'switchover',
+      `switched over to ${name}: writes stopped, ${name} had all WAL up to ${control.checkpointLsn}, Lease handed over after ${ms} ms`,
+    );
+    log.info({ target: name, ms, finalLsn: control.checkpointLsn }, 'switchover: Lease handed over');
+    ctx.events.record(
+      'Normal',
+      EVENT_REASON.switchover,
+      `switchover from ${config.podName} to ${name} (Lease handed over in ${ms} ms)`,
+    );
+    session.takenBy = name;
+    session.election.abort();
+  } catch (error) {
+    const why = ctx.redactor.describe(error);
+    log.error({ err: error, target: name }, 'switchover failed; staying primary');
+    state.decide('switchover', `failed to switch over to ${name}: ${why}`);
+    ctx.events.record('Warning', EVENT_REASON.switchoverRefused, `switchover to ${name} failed: ${why}`);
+    await markServed();
+    if (!leadership.aborted) {
+      postgres.start();
+      await untilAccepting(ctx.db, leadership);
+      state.setPhase(undefined);
+    }
+  } finally {
+    if (!handed) session.switching = false;
+  }
+}
+
+async function chooseTarget(ctx: AgentContext, request: string) {
+  const { config, view, db } = ctx;
+  const rows = await db.query<{ name: string; state: string }>(
+    'SELECT application_name AS name, state FROM pg_stat_replication',
+  );
+  const [current] = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+  const asked = view
+    .pods()
+    .filter(
+      (p) =>
+        p.metadata?.name !== config.podName && p.status?.podIP && (request === '*' || p.metadata?.name === request),
+    );
+  const peers = await Promise.all(
+    asked.map(async (p) => ({
+      name: p.metadata?.name as string,
+      ip: p.status?.podIP as string,
+      status: await fetchPeerStatus(p.status?.podIP as string),
+    })),
+  );
+  return planSwitchoverTarget({
+    self: config.podName,
+    request,
+    peers,
+    streaming: new Set(rows.filter((r) => r.state === 'streaming').map((r) => r.name)),
+    currentLsn: current?.lsn,
+    maximumLagBytes: view.ha.maximumLagOnFailover,
+  });
+}

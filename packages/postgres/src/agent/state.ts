@@ -1,0 +1,129 @@
+/**
+ * The agent's own state (what postgres cannot tell): role, mode, phase, leadership and the
+ * decisions it reports. `AgentStateStore` is its only owner; every change goes through one of its
+ * named transitions, and everyone else (the status reporter, the peer API) reads snapshots.
+ */
+import type { InstanceReport, Role } from '../contract/index.js';
+import { maxLsn } from './plan/lsn.js';
+import type { ReportDecisions } from './plan/report.js';
+
+/** What the agent runs as: primary, streaming replica, or a former primary rejoining. */
+export type Mode = 'lead' | 'follow' | 'rejoin';
+
+export interface AgentState {
+  /** Undefined until the boot plan is known: nothing is reported before that. */
+  readonly role: Role | undefined;
+  readonly mode: Mode | undefined;
+  readonly leading: boolean;
+  /** Why the instance cannot serve at this stage (bootstrapping, fenced, …); undefined once it runs. */
+  readonly phase: string | undefined;
+  readonly stopping: boolean;
+  /** Replicas: the primary's last reported LSN. */
+  readonly primaryLsn: string | undefined;
+  /** The highest LSN the current primary is known to have reached; reset when the holder changes. */
+  readonly primaryLsnSeen: string | undefined;
+  readonly decisions: ReportDecisions;
+}
+
+type Decision = keyof Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin'>;
+
+/**
+ * @example
+ * ```ts
+ * const state = new AgentStateStore(() => reporter.wake());
+ * state.enter('follow', 'replica', 'looking for the primary');
+ * reporter = new StatusReporter({ ..., state: () => state.snapshot() });
+ * ```
+ */
+export class AgentStateStore {
+  #state: AgentState = {
+    role: undefined,
+    mode: undefined,
+    leading: false,
+    phase: 'starting',
+    stopping: false,
+    primaryLsn: undefined,
+    primaryLsnSeen: undefined,
+    decisions: {},
+  };
+  readonly #onVisibleChange: () => void;
+
+  /** `onVisibleChange` runs when anything the report shows (role, leading, phase, stopping) changed. */
+  constructor(onVisibleChange: () => void = () => undefined) {
+    this.#onVisibleChange = onVisibleChange;
+  }
+
+  snapshot(): AgentState {
+    return this.#state;
+  }
+
+  #set(patch: Partial<AgentState>): void {
+    const before = this.#state;
+    this.#state = { ...before, ...patch };
+    const after = this.#state;
+    if (
+      before.role !== after.role ||
+      before.leading !== after.leading ||
+      before.phase !== after.phase ||
+      before.stopping !== after.stopping
+    )
+      this.#onVisibleChange();
+  }
+
+  /** The boot plan is known: from now on the instance reports as `role`. */
+  boot(role: Role): void {
+    this.#set({ role });
+  }
+
+  /** Starts running as `mode`; not leading until {@link startedLeading}. */
+  enter(mode: Mode, role: Role, phase: string | undefined): void {
+    this.#set({ mode, role, phase, leading: mode === 'lead' ? this.#state.leading : false });
+  }
+
+  /** Why the instance cannot serve now; undefined once it serves. */
+  setPhase(phase: string | undefined): void {
+    this.#set({ phase });
+  }
+
+  /** postgres runs as a writable primary inside a leadership of the Lease. */
+  startedLeading(): void {
+    this.#set({ leading: true, phase: undefined });
+  }
+
+  /** The leadership ended; `phase` says why the instance does not serve now. */
+  stoppedLeading(phase: string | undefined): void {
+    this.#set({ leading: false, ...(phase !== undefined ? { phase } : {}) });
+  }
+
+  beginStopping(): void {
+    this.#set({ stopping: true });
+  }
+
+  stopped(): void {
+    this.#set({ stopping: true, phase: 'stopped', leading: false });
+  }
+
+  decide(kind: Decision, message: string | undefined): void {
+    this.#set({ decisions: { ...this.#state.decisions, [kind]: message } });
+  }
+
+  reportSynchronousStandbys(members: readonly string[] | undefined): void {
+    this.#set({ decisions: { ...this.#state.decisions, synchronousStandbys: members ? [...members] : undefined } });
+  }
+
+  /** The primary's LSN as its report says (replicas). */
+  seePrimaryReport(lsn: string | undefined): void {
+    this.#set({ primaryLsn: lsn, primaryLsnSeen: maxLsn(this.#state.primaryLsnSeen, lsn) });
+  }
+
+  /** A higher position of the current primary, from any source (WAL receiver, peers, reports). */
+  seePrimaryLsn(lsn: string | null | undefined): void {
+    const seen = maxLsn(this.#state.primaryLsnSeen, lsn ?? undefined);
+    if (seen !== this.#state.primaryLsnSeen) this.#set({ primaryLsnSeen: seen });
+  }
+
+  /** A new primary: what the last one reached says nothing about this one. */
+  forgetPrimaryLsn(): void {
+    this.#set({ primaryLsnSeen: undefined });
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The HA settings and their defaults, in one place. The API's schema defaults its fields from
+ * `HA_DEFAULTS`, the operator and the agent read them through `haSettings`, and the leader Lease's
+ * timings come from here on both sides, so the primary's renew deadline and the replicas' expiry
+ * can never follow different rules.
+ */
+import type { PostgresClusterSpec } from '../api/postgres-cluster.js';
+
+export const HA_DEFAULTS = {
+  leaseDurationSeconds: 15,
+  renewDeadlineSeconds: 10,
+  retryPeriodSeconds: 2,
+  /** 16 MiB: one WAL segment. */
+  maximumLagOnFailover: 16 * 1024 * 1024,
+} as const;
+
+/** The HA section with every default filled in. */
+export interface HaSettings {
+  readonly leaseDurationSeconds: number;
+  readonly renewDeadlineSeconds: number;
+  readonly retryPeriodSeconds: number;
+  /** A replica whose received LSN is further than this behind the primary's last known LSN is never promoted. */
+  readonly maximumLagOnFailover: number;
+  /** Replicas that must have a commit before it is acknowledged; 0 = asynchronous. */
+  readonly synchronousNumber: number;
+}
+
+/**
+ * The HA section with defaults filled in (the API server defaults it too; this covers objects
+ * stored before a field existed).
+ *
+ * @example
+ * ```ts
+ * haSettings({ ha: { synchronous: { number: 1 } } } as PostgresClusterSpec).synchronousNumber; // 1
+ * ```
+ */
+export function haSettings(spec: Pick<PostgresClusterSpec, 'ha'> | undefined): HaSettings {
+  const ha = spec?.ha;
+  return {
+    leaseDurationSeconds: ha?.leaseDurationSeconds ?? HA_DEFAULTS.leaseDurationSeconds,
+    renewDeadlineSeconds: ha?.renewDeadlineSeconds ?? HA_DEFAULTS.renewDeadlineSeconds,
+    retryPeriodSeconds: ha?.retryPeriodSeconds ?? HA_DEFAULTS.retryPeriodSeconds,
+    maximumLagOnFailover: ha?.maximumLagOnFailover ?? HA_DEFAULTS.maximumLagOnFailover,
+    synchronousNumber: ha?.synchronous ? (ha.synchronous.number ?? 1) : 0,
+  };
+}
+
+/**
+ * The Pods named in a comma-separated annotation value (the Lease's synchronous standbys).
+ *
+ * @example
+ * ```ts
+ * parseMembers('pg-1, pg-2'); // ['pg-1', 'pg-2']
+ * ```
+ */
+export function parseMembers(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

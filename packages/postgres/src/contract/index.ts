@@ -1,0 +1,13 @@
+/**
+ * The operator ↔ agent contract. `operator/` and `agent/` are siblings that import only this
+ * module and the API (`api/`), never each other (a test checks it): names and labels, the Pod
+ * report, the peer-status wire type, postgresql.conf rules, the instance RBAC rules and the HA
+ * defaults all live here, so the two sides cannot drift apart.
+ */
+export * from './ha-defaults.js';
+export * from './instance-environment.js';
+export * from './instance-rbac.js';
+export * from './instance-report.js';
+export * from './names.js';
+export * from './peer-status.js';
+export * from './postgres-settings.js';

@@ -1,0 +1,36 @@
+/**
+ * What the operator's Pod builder gives the agent's container: ports, paths, and the environment,
+ * which carries only the instance's identity and its secrets. Every setting comes from the typed
+ * spec instead (see ha-defaults.ts), so a spec change reaches running agents.
+ */
+
+export const PORT = { postgres: 5432, agent: 8000 } as const;
+
+/** Paths inside the instance container (the process node maps them to local directories). */
+export const PATH = {
+  /** PVC mount; PGDATA is `${data}/pgdata`. */
+  data: '/pgdata',
+  /** emptyDir for the unix socket and lock files. */
+  run: '/run/postgresql',
+} as const;
+
+/** Environment of the agent container, set by the operator's Pod builder. */
+export const ENV = {
+  cluster: 'PGC_CLUSTER',
+  podName: 'POD_NAME',
+  namespace: 'POD_NAMESPACE',
+  podIP: 'POD_IP',
+  /** `initdb` on the very first instance of a never-initialised cluster, else `basebackup`. */
+  bootstrap: 'PGC_BOOTSTRAP',
+  superuserPassword: 'PGC_SUPERUSER_PASSWORD',
+  replicationPassword: 'PGC_REPLICATION_PASSWORD',
+  postgresVersion: 'PGC_POSTGRES_VERSION',
+  leaseDurationSeconds: 'PGC_LEASE_DURATION_SECONDS',
+  renewDeadlineSeconds: 'PGC_RENEW_DEADLINE_SECONDS',
+  retryPeriodSeconds: 'PGC_RETRY_PERIOD_SECONDS',
+} as const;
+
+export type Bootstrap = 'initdb' | 'basebackup';
+
+/** The keys of the ConfigMap names.config(cluster) the operator renders and the agent reads. */
+export const CONFIG_KEY = { parameters: 'postgresql.conf', hba: 'pg_hba.conf' } as const;

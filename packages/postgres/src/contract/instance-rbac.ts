@@ -1,0 +1,49 @@
+/**
+ * What the agent may do through the API, as the rules of the instance Role the operator creates
+ * (bound to names.instanceServiceAccount(cluster)). Names are pinned wherever Kubernetes allows:
+ * `create` and `list` by label cannot be limited to names, and one Role serves every Pod.
+ */
+import type { PolicyRule } from 'kubernetes-types/rbac/v1.js';
+import { GROUP, names, PLURAL } from './names.js';
+
+/**
+ * @example
+ * ```ts
+ * const role = {
+ *   apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role',
+ *   metadata: { name: names.instanceServiceAccount('pg'), namespace: 'db' },
+ *   rules: buildInstanceRoleRules('pg', ['app']),
+ * };
+ * ```
+ */
+export function buildInstanceRoleRules(cluster: string, userNames: readonly string[]): PolicyRule[] {
+  const rules: PolicyRule[] = [
+    // The leader Lease: created once by the first primary, then read, renewed, released, and
+    // followed (list + watch by name) through the agent's cache.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: [names.leaderLease(cluster)],
+      verbs: ['get', 'list', 'update', 'watch'],
+    },
+    // Its own Pod (label and report), the holder's Pod (IP), the cluster's Pods (one slot each, the
+    // candidates' addresses), followed through the agent's cache; a new primary moves the role
+    // label off a dead primary's Pod.
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
+    // The configuration and the cluster object, followed by list + watch on their names.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.config(cluster)], verbs: ['list', 'watch'] },
+    { apiGroups: [GROUP], resources: [PLURAL], resourceNames: [cluster], verbs: ['list', 'watch'] },
+    // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  ];
+  // An empty resourceNames would mean every Secret: leave the rule out when there are no users.
+  if (userNames.length > 0)
+    rules.push({
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: userNames.map((user) => names.userSecret(cluster, user)),
+      verbs: ['get'],
+    });
+  return rules;
+}

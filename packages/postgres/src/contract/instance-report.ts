@@ -1,0 +1,109 @@
+/**
+ * The report each agent writes on its own Pod (annotation `ANNOTATION.status`): its encoding and
+ * its one decoder. The operator's status, the agents' view of their primary and the Pod predicate
+ * all read reports through `readPodReport`, so a malformed or foreign annotation is treated the
+ * same everywhere: as no report at all.
+ */
+import { z } from 'zod';
+import { ANNOTATION, ROLE, type Role } from './names.js';
+
+/** What the agent reports on its Pod (annotation {@link ANNOTATION.status}). */
+export interface InstanceReport {
+  role: Role;
+  /** postgres accepts connections (and, on a replica, is streaming from the primary). */
+  ready: boolean;
+  /** Timeline of the instance (`pg_control_checkpoint()` or `pg_stat_wal_receiver`). */
+  timeline: number;
+  /** Database system identifier: every member of one cluster shares it. */
+  systemIdentifier: string;
+  /** Primary: `pg_current_wal_lsn()`. Replica: last received LSN. */
+  receivedLsn: string;
+  /** Replica: last replayed LSN. Primary: same as receivedLsn. */
+  replayedLsn: string;
+  /** Replica: bytes between the primary's current LSN (as last seen) and replayed LSN. 0 on the primary. */
+  lagBytes: number;
+  /** ISO time of the report. */
+  updatedAt: string;
+  /** Human-readable reason when not ready. */
+  message?: string;
+  /**
+   * The agent's latest failover decision, e.g. `waiting: no replica within lag limit (db-i-2 lags
+   * 20 MiB > 16 MiB)` on a replica, or `promoted: took over from db-i-0 (expired Lease)`.
+   */
+  failover?: string;
+  /** The last switchover this instance took part in, e.g. `switched over to db-i-1 in 1.2 s`. */
+  switchover?: string;
+  /** How this instance last rejoined after losing the primary role: `pg_rewind …` or `re-cloned …`. */
+  rejoin?: string;
+  /** Primary in synchronous mode: the published synchronous standbys (see ANNOTATION.syncStandbys). */
+  synchronousStandbys?: string[];
+}
+
+const reportSchema = z
+  .object({
+    role: z.enum([ROLE.primary, ROLE.replica]),
+    ready: z.boolean(),
+    timeline: z.number(),
+    systemIdentifier: z.string(),
+    receivedLsn: z.string(),
+    replayedLsn: z.string(),
+    lagBytes: z.number(),
+    updatedAt: z.string(),
+    message: z.string().optional(),
+    failover: z.string().optional(),
+    switchover: z.string().optional(),
+    rejoin: z.string().optional(),
+    synchronousStandbys: z.array(z.string()).optional(),
+  })
+  // A newer agent may add fields; an older operator keeps reading the ones it knows.
+  .loose();
+
+/**
+ * The annotation value for a report.
+ *
+ * @example
+ * ```ts
+ * pod.metadata.annotations[ANNOTATION.status] = encodeReport(report);
+ * ```
+ */
+export function encodeReport(report: InstanceReport): string {
+  return JSON.stringify(report);
+}
+
+/**
+ * The report in an annotation value; undefined when absent or not a report.
+ *
+ * @example
+ * ```ts
+ * decodeReport('{"role":"primary"}'); // undefined: fields are missing
+ * ```
+ */
+export function decodeReport(raw: string | undefined): InstanceReport | undefined {
+  if (!raw) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const parsed = reportSchema.safeParse(json);
+  return parsed.success ? (parsed.data as InstanceReport) : undefined;
+}
+
+/** Anything with Pod metadata: a Pod from the API, or one from a cache. */
+interface HasAnnotations {
+  readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } | undefined;
+}
+
+/**
+ * The report on a Pod, if it carries a valid one.
+ *
+ * @example
+ * ```ts
+ * const report = readPodReport(pod);
+ * if (report?.ready) console.log(`${pod.metadata?.name} serves as ${report.role}`);
+ * ```
+ */
+export function readPodReport(pod: HasAnnotations | undefined): InstanceReport | undefined {
+  return decodeReport(pod?.metadata?.annotations?.[ANNOTATION.status]);
+}

@@ -1,0 +1,88 @@
+/**
+ * Names both sides of the operator ↔ agent protocol use: the API group, labels, annotations,
+ * Event reasons and the names of every object the operator creates for a cluster.
+ *
+ * The operator owns the cluster's shape (Pods, PVCs, Services, Secrets, ConfigMap). The agent
+ * owns what happens inside one Pod (postgres, replication, the leader Lease) and reports on its
+ * own Pod; the operator aggregates those reports into the cluster's status.
+ */
+
+export const GROUP = 'postgres.kanri.dev';
+export const VERSION = 'v1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'PostgresCluster';
+export const PLURAL = 'postgresclusters';
+
+/** Labels on every object the operator creates, and on instance Pods. */
+export const LABEL = {
+  cluster: `${GROUP}/cluster`,
+  /** The instance set (`spec.instances[].name`). */
+  instanceSet: `${GROUP}/instance-set`,
+  /** The instance (= Pod name); also on the Pod's PVC. */
+  instance: `${GROUP}/instance`,
+  /** `primary` or `replica`, set by the agent on its own Pod; Services select on it. */
+  role: `${GROUP}/role`,
+} as const;
+
+export const ROLE = { primary: 'primary', replica: 'replica' } as const;
+export type Role = (typeof ROLE)[keyof typeof ROLE];
+
+export const ANNOTATION = {
+  /** JSON {@link InstanceReport} written by the agent on its own Pod. */
+  status: `${GROUP}/status`,
+  /**
+   * On the PostgresCluster: a planned switchover to the named replica Pod, or `*` for the best one.
+   * The primary's agent serves each value once (see {@link ANNOTATION.switchoverServed}); the
+   * operator removes the annotation once the primary changed.
+   */
+  switchover: `${GROUP}/switchover`,
+  /** On the leader Lease: the last switchover annotation value the primary served (or refused). */
+  switchoverServed: `${GROUP}/switchover-served`,
+  /**
+   * On the leader Lease, written by the primary in synchronous mode: the Pods (comma-separated)
+   * that hold every acknowledged commit. Only one of them may be promoted by a failover.
+   */
+  syncStandbys: `${GROUP}/sync-standbys`,
+} as const;
+
+/** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */
+export const EVENT_REASON = {
+  promoted: 'Promoted',
+  failoverWaiting: 'FailoverWaiting',
+  fenced: 'Fenced',
+  rewound: 'Rewound',
+  rewindFailed: 'RewindFailed',
+  recloned: 'Recloned',
+  switchover: 'Switchover',
+  switchoverRefused: 'SwitchoverRefused',
+  synchronousStandbys: 'SynchronousStandbys',
+} as const;
+
+/** Names of the objects the operator creates for a cluster. */
+export const names = {
+  primaryService: (cluster: string) => `${cluster}-primary`,
+  replicasService: (cluster: string) => `${cluster}-replicas`,
+  /** Headless Service for the Pods. */
+  podsService: (cluster: string) => `${cluster}-pods`,
+  superuserSecret: (cluster: string) => `${cluster}-superuser`,
+  replicationSecret: (cluster: string) => `${cluster}-replication`,
+  userSecret: (cluster: string, user: string) => `${cluster}-pguser-${user}`,
+  /**
+   * ConfigMap with `postgresql.conf` (parameters) and `pg_hba.conf`, rendered by the operator. The
+   * agent reads it through the API and reloads postgres when it changes: no volume propagation delay.
+   */
+  config: (cluster: string) => `${cluster}-config`,
+  /** The leader Lease: its holder (a Pod name) is the primary. */
+  leaderLease: (cluster: string) => `${cluster}-leader`,
+  /** ServiceAccount, Role and RoleBinding the instance Pods run with. */
+  instanceServiceAccount: (cluster: string) => `${cluster}-instance`,
+  pdb: (cluster: string) => `${cluster}-pdb`,
+  pod: (cluster: string, set: string, ordinal: number) => `${cluster}-${set}-${ordinal}`,
+  pvc: (pod: string) => `${pod}-pgdata`,
+  /** Physical replication slot the primary keeps for a replica Pod. */
+  slot: (pod: string) => `kanri_${pod.replace(/[^a-z0-9_]/g, '_')}`,
+};
+
+/** Database roles the operator manages besides the declared users. */
+export const SUPERUSER = 'postgres';
+export const REPLICATION_USER = 'streaming_replica';

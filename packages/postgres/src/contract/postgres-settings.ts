@@ -1,0 +1,37 @@
+/** Rules for postgresql.conf shared by the operator (which renders it) and the agent (which writes it). */
+
+/**
+ * Settings the agent always sets itself (replication, fencing and the Pod's network depend on
+ * them). The API refuses them in `spec.config.parameters`, so no value is silently dropped.
+ */
+export const AGENT_OWNED_SETTINGS = [
+  'listen_addresses',
+  'port',
+  'unix_socket_directories',
+  'unix_socket_permissions',
+  'cluster_name',
+  'hot_standby',
+  'wal_level',
+  'max_wal_senders',
+  'max_replication_slots',
+  'wal_log_hints',
+  'logging_collector',
+  'log_destination',
+  'primary_conninfo',
+  'primary_slot_name',
+  'synchronous_standby_names',
+] as const;
+export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];
+
+/**
+ * A postgresql.conf value: single-quoted, with backslashes and quotes escaped, so no value can end
+ * its line early or smuggle in another setting.
+ *
+ * @example
+ * ```ts
+ * quoteConfValue("it's"); // "'it''s'"
+ * ```
+ */
+export function quoteConfValue(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+}
