@@ -13,7 +13,7 @@ import {
   waitFor,
 } from '@kanri/testenv';
 import { chooseSocketDir } from '../src/agent/config.js';
-import { ANNOTATION, ENV, type InstanceReport, names } from '../src/contract/index.js';
+import { ANNOTATION, type InstanceReport, names } from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,
@@ -31,7 +31,7 @@ const CLUSTER = 'fx';
 const [PRIMARY, REPLICA, GHOST] = ['fx-a-0', 'fx-a-1', 'fx-ghost'] as const;
 
 /** Short HA timings so the test sees a lost Lease within seconds. */
-const TIMINGS = { [ENV.leaseDurationSeconds]: '6', [ENV.renewDeadlineSeconds]: '4', [ENV.retryPeriodSeconds]: '1' };
+const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 };
 
 describe('instance agent: fencing and following the Lease', { timeout: 600_000 }, () => {
   let cp: ControlPlane;
@@ -90,6 +90,7 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
         { name: REPLICA, ip: replicaIP },
       ],
       parameters: "shared_buffers = '16MB'\nmax_connections = 30\n",
+      ha: HA,
     });
     const common = {
       root,
@@ -97,7 +98,6 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
       cluster: CLUSTER,
       superuserPassword: superuser.password,
       replicationPassword: replication.password,
-      env: TIMINGS,
     };
     // Both start together, as the operator starts them: the replica waits for a primary to clone.
     const started = performance.now();

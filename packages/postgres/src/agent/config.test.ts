@@ -16,25 +16,20 @@ it('reads the contract environment and resolves paths through the volume mounts'
   const config = loadAgentConfig({
     ...base,
     [ENV.bootstrap]: 'initdb',
-    [ENV.leaseDurationSeconds]: '6',
-    [ENV.renewDeadlineSeconds]: '4',
-    [ENV.retryPeriodSeconds]: '1',
     KANRI_VOLUME_MOUNTS: JSON.stringify({ '/pgdata': '/tmp/x/data', '/run/postgresql': '/tmp/x/run' }),
   });
   assert.equal(config.pgdata, '/tmp/x/data/pgdata');
   assert.equal(config.runDir, '/tmp/x/run');
   assert.equal(config.socketDir, '/tmp/x/run');
   assert.equal(config.bootstrap, 'initdb');
-  assert.deepEqual([config.leaseDurationMs, config.renewDeadlineMs, config.retryPeriodMs], [6000, 4000, 1000]);
   assert.equal(config.pgBin, undefined);
 });
 
-it('defaults to basebackup and client-go-like timings, with container paths as they are', () => {
+it('defaults to basebackup, with container paths as they are', () => {
   const config = loadAgentConfig(base);
   assert.equal(config.bootstrap, 'basebackup');
   assert.equal(config.pgdata, '/pgdata/pgdata');
   assert.equal(config.socketDir, '/run/postgresql');
-  assert.deepEqual([config.leaseDurationMs, config.renewDeadlineMs, config.retryPeriodMs], [15000, 10000, 2000]);
 });
 
 it('names every problem, and never a secret value', () => {
@@ -44,7 +39,6 @@ it('names every problem, and never a secret value', () => {
         [ENV.superuserPassword]: 'super-secret-1',
         [ENV.podIP]: 'not-an-ip',
         [ENV.bootstrap]: 'restore',
-        [ENV.renewDeadlineSeconds]: '20',
       });
     } catch (e) {
       return e as Error;
@@ -52,15 +46,7 @@ it('names every problem, and never a secret value', () => {
     return undefined;
   })();
   assert.ok(error);
-  for (const name of [
-    ENV.cluster,
-    ENV.podName,
-    ENV.namespace,
-    ENV.replicationPassword,
-    ENV.podIP,
-    ENV.bootstrap,
-    ENV.renewDeadlineSeconds,
-  ])
+  for (const name of [ENV.cluster, ENV.podName, ENV.namespace, ENV.replicationPassword, ENV.podIP, ENV.bootstrap])
     assert.match(error.message, new RegExp(name));
   assert.equal(error.message.includes('super-secret-1'), false);
 });

@@ -18,9 +18,6 @@ export interface AgentConfig {
   readonly replicationPassword: string;
   /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, else undefined (see `findPgBin`). */
   readonly pgBin: string | undefined;
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
   /** The data volume (PATH.data resolved). */
   readonly dataDir: string;
   /** PGDATA: `${dataDir}/pgdata`. */
@@ -71,16 +68,6 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     }
     return value;
   };
-  const seconds = (name: string, fallback: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback * 1000;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value <= 0) {
-      problems.push(`${name} must be a positive number of seconds`);
-      return fallback * 1000;
-    }
-    return value * 1000;
-  };
 
   const cluster = required(ENV.cluster);
   const podName = required(ENV.podName);
@@ -92,11 +79,6 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     problems.push(`${ENV.bootstrap} must be "initdb" or "basebackup"`);
   const superuserPassword = required(ENV.superuserPassword);
   const replicationPassword = required(ENV.replicationPassword);
-  const leaseDurationMs = seconds(ENV.leaseDurationSeconds, 15);
-  const renewDeadlineMs = seconds(ENV.renewDeadlineSeconds, 10);
-  const retryPeriodMs = seconds(ENV.retryPeriodSeconds, 2);
-  if (!(renewDeadlineMs < leaseDurationMs))
-    problems.push(`${ENV.renewDeadlineSeconds} must be less than ${ENV.leaseDurationSeconds}`);
 
   let mounts = {};
   try {
@@ -117,9 +99,6 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     superuserPassword,
     replicationPassword,
     pgBin: env.PG_BIN || undefined,
-    leaseDurationMs,
-    renewDeadlineMs,
-    retryPeriodMs,
     dataDir,
     pgdata: join(dataDir, 'pgdata'),
     runDir,

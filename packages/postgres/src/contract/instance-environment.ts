@@ -14,7 +14,11 @@ export const PATH = {
   run: '/run/postgresql',
 } as const;
 
-/** Environment of the agent container, set by the operator's Pod builder. */
+/**
+ * Environment of the agent container, set by the operator's Pod builder: the instance's identity,
+ * how it bootstraps, and its secrets. Settings never travel here (they would be frozen at Pod
+ * creation): the agent reads them from the typed PostgresCluster spec.
+ */
 export const ENV = {
   cluster: 'PGC_CLUSTER',
   podName: 'POD_NAME',
@@ -25,9 +29,6 @@ export const ENV = {
   superuserPassword: 'PGC_SUPERUSER_PASSWORD',
   replicationPassword: 'PGC_REPLICATION_PASSWORD',
   postgresVersion: 'PGC_POSTGRES_VERSION',
-  leaseDurationSeconds: 'PGC_LEASE_DURATION_SECONDS',
-  renewDeadlineSeconds: 'PGC_RENEW_DEADLINE_SECONDS',
-  retryPeriodSeconds: 'PGC_RETRY_PERIOD_SECONDS',
 } as const;
 
 export type Bootstrap = 'initdb' | 'basebackup';

@@ -8,6 +8,7 @@ import { Backoff, sleepUnlessAborted } from '@kanri/timing';
 import { names } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { type BootstrapContext, basebackup } from '../io/bootstrap.js';
+import { leaseTimings } from '../lease-timings.js';
 
 export function bootstrapContext(ctx: AgentContext, signal: AbortSignal): BootstrapContext {
   return {
@@ -23,13 +24,10 @@ export function bootstrapContext(ctx: AgentContext, signal: AbortSignal): Bootst
 /** True once PGDATA holds a clone of the primary; false if `signal` aborted first. */
 export async function cloneFromPrimary(ctx: AgentContext, signal: AbortSignal): Promise<boolean> {
   const { config, view, state, log } = ctx;
-  const backoff = new Backoff({
-    initialMs: 2 * config.retryPeriodMs,
-    maxMs: Math.min(16 * config.retryPeriodMs, 30_000),
-    jitter: 0,
-  });
+  const { retryPeriodMs } = leaseTimings(ctx);
+  const backoff = new Backoff({ initialMs: 2 * retryPeriodMs, maxMs: Math.min(16 * retryPeriodMs, 30_000), jitter: 0 });
   while (!signal.aborted) {
-    let delayMs = config.retryPeriodMs;
+    let delayMs = retryPeriodMs;
     try {
       const lease = view.lease.view ?? (await view.lease.refresh(signal));
       const leader = view.leader(holderOf(lease));

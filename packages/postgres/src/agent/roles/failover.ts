@@ -16,6 +16,7 @@ import {
 } from '../../contract/index.js';
 import type { AgentContext, Takeover } from '../context.js';
 import { fetchPeerStatus } from '../io/peer-status.js';
+import { leaseTimings } from '../lease-timings.js';
 import { decideFailover } from '../plan/failover-plan.js';
 import { toCandidate } from '../plan/switchover-plan.js';
 
@@ -54,7 +55,7 @@ export async function considerFailover(
     maximumLagBytes: maximumLagOnFailover,
     synchronousStandbys:
       synchronousNumber > 0 ? parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]) : undefined,
-    graceOver: performance.now() - expiredSince > config.leaseDurationMs,
+    graceOver: performance.now() - expiredSince > leaseTimings(ctx).leaseDurationMs,
   });
   if (!decision.take) return { take: false, message: decision.message };
   const takeover = await takeLease(ctx, lease, lastHolder, decision.message);
@@ -75,7 +76,7 @@ async function takeLease(
   const written = await takeOverLease(ctx.leaseRef, {
     observed: lease,
     identity: config.podName,
-    leaseDurationSeconds: Math.ceil(config.leaseDurationMs / 1000),
+    leaseDurationSeconds: view.ha.leaseDurationSeconds,
     reason: why,
     // The old primary's synchronous standbys are not this one's: it publishes its own.
     annotations: { [ANNOTATION.syncStandbys]: null },

@@ -12,6 +12,7 @@ import { ANNOTATION, EVENT_REASON, names, parseMembers, ROLE } from '../../contr
 import type { AgentContext, Takeover, Transition } from '../context.js';
 import { ensureSystemRoles, reconcileSlots } from '../io/primary-tasks.js';
 import { retry, untilAccepting } from '../io/retry.js';
+import { leaseTimings } from '../lease-timings.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
 import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
@@ -43,9 +44,7 @@ export async function runPrimary(
     namespace: config.namespace,
     name: names.leaderLease(config.cluster),
     identity: config.podName,
-    leaseDurationMs: config.leaseDurationMs,
-    renewDeadlineMs: config.renewDeadlineMs,
-    retryPeriodMs: config.retryPeriodMs,
+    ...leaseTimings(ctx),
     logger: log.child({ component: 'lease' }),
     // A failover's take-over: leading starts from that write, not from another read and write.
     ...(entry.takeover ? { adopt: { lease: entry.takeover.lease, sentAtMs: entry.takeover.sentAtMs } } : {}),

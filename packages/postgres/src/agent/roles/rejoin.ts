@@ -10,6 +10,7 @@ import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
 import { rewind, setAside } from '../io/rewind.js';
+import { leaseTimings } from '../lease-timings.js';
 import { planRejoin } from '../plan/rejoin-plan.js';
 import { cloneFromPrimary } from './clone.js';
 
@@ -41,7 +42,7 @@ export async function runRejoin(
       if (signal.aborted) return undefined;
       log.warn({ err: error }, 'cannot look up the new primary; retrying');
     }
-    if (!source) await sleepUnlessAborted(config.retryPeriodMs, signal);
+    if (!source) await sleepUnlessAborted(leaseTimings(ctx).retryPeriodMs, signal);
   }
   if (signal.aborted || !source) return undefined;
   const primary = source.holder;

@@ -8,6 +8,7 @@ import { holderOf, leaseExpiresAtMs } from '@kanri/runtime';
 import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
+import { leaseTimings } from '../lease-timings.js';
 import { planReplicaLap } from '../plan/replica-plan.js';
 import { considerFailover } from './failover.js';
 
@@ -22,7 +23,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
   await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
   files.setSynchronousStandbyNames('');
   while (!signal.aborted) {
-    let waitMs = config.retryPeriodMs;
+    let waitMs = leaseTimings(ctx).retryPeriodMs;
     let noPrimary: string | undefined;
     try {
       const lease = view.lease.view ?? (await view.lease.refresh(signal));

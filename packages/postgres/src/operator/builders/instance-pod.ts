@@ -1,7 +1,7 @@
 /** The Pod of one instance: the agent container, its data volume and probes. Pure. */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { type Bootstrap, ENV, haSettings, LABEL, names, PATH, PORT } from '../../contract/index.js';
+import { type Bootstrap, ENV, LABEL, names, PATH, PORT } from '../../contract/index.js';
 import { instanceLabels } from './labels.js';
 
 /** uid and gid of `postgres` in the Kanri image (see packages/postgres/Dockerfile). */
@@ -23,7 +23,6 @@ export function instancePod({ cluster, name, set, setIndex, bootstrap }: Instanc
   const clusterName = cluster.metadata?.name ?? '';
   const spec = cluster.spec;
   const instanceSet = spec.instances[setIndex];
-  const ha = haSettings(spec);
   const secretEnv = (env: string, secret: string) => ({
     name: env,
     valueFrom: { secretKeyRef: { name: secret, key: 'password' } },
@@ -63,9 +62,6 @@ export function instancePod({ cluster, name, set, setIndex, bootstrap }: Instanc
             { name: ENV.postgresVersion, value: String(spec.postgresVersion) },
             secretEnv(ENV.superuserPassword, names.superuserSecret(clusterName)),
             secretEnv(ENV.replicationPassword, names.replicationSecret(clusterName)),
-            { name: ENV.leaseDurationSeconds, value: String(ha.leaseDurationSeconds) },
-            { name: ENV.renewDeadlineSeconds, value: String(ha.renewDeadlineSeconds) },
-            { name: ENV.retryPeriodSeconds, value: String(ha.retryPeriodSeconds) },
           ],
           ports: [
             { name: 'postgres', containerPort: PORT.postgres },
