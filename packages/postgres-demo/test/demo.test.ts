@@ -9,10 +9,10 @@ import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { isProcessAlive } from '@kanri/testenv';
-import { connect } from './harness.js';
+import pg from 'pg';
 
 const run = promisify(execFile);
-const main = fileURLToPath(new URL('../src/demo/main.js', import.meta.url));
+const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 let stateDir: string | undefined;
 
 after(async () => {
@@ -34,7 +34,15 @@ it('up prints kubectl get pgc and a psql line that connects; down stops every pr
   const [, pgpass, host, port] = psql as unknown as [string, string, string, string];
   const password = (await readFile(pgpass, 'utf8')).trim().split(':').slice(4).join(':');
   assert.equal(stdout.includes(password), false, 'the password is not printed');
-  const db = await connect(`${host}:${port}`, 'app', password, 'app');
+  const db = new pg.Client({
+    host,
+    port: Number(port),
+    user: 'app',
+    password,
+    database: 'app',
+    connectionTimeoutMillis: 5000,
+  });
+  await db.connect();
   try {
     assert.deepEqual((await db.query('select current_user as u, pg_is_in_recovery() as r')).rows, [
       { u: 'app', r: false },

@@ -15,11 +15,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
+import { names, type PostgresCluster, PostgresClusterResource, postgresOperator } from '@kanri/postgres';
 import { isProcessAlive, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import { pino } from 'pino';
-import { type PostgresCluster, PostgresClusterResource } from '../api/postgres-cluster.js';
-import { names } from '../contract/index.js';
-import { postgresOperator } from '../operator/definition.js';
 
 const CLUSTER = 'hippo';
 const NAMESPACE = 'default';
@@ -70,7 +68,7 @@ export async function serve(dir: string): Promise<void> {
         [IMAGE]: {
           entrypoint: [
             process.execPath,
-            runnableAs('postgres', fileURLToPath(new URL('../agent/main.js', import.meta.url))),
+            runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
           ],
           user: 'postgres',
         },
