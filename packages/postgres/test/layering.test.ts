@@ -58,6 +58,23 @@ describe('layering of @kanri/postgres', () => {
     assert.ok(folders.includes('agent'), `found ${folders.join(', ')}`);
   });
 
+  it('the operator and agent image needs neither the test harness nor CLI libraries', () => {
+    const manifest = JSON.parse(readFileSync(join(src, '..', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    assert.deepEqual(
+      ['@kanri/testenv', 'commander'].filter((name) => name in manifest.dependencies),
+      [],
+    );
+    const users = [...sources(src)].filter((file) =>
+      /from '(@kanri\/testenv|commander)'/.test(readFileSync(file, 'utf8')),
+    );
+    assert.deepEqual(
+      users.map((file) => relative(src, file)),
+      [],
+    );
+  });
+
   it('no source file of the agent is over 400 lines', () => {
     const long = [...sources(join(src, 'agent'))]
       .map((file) => ({ file: relative(src, file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
