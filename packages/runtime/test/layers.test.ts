@@ -8,14 +8,17 @@ const packages = fileURLToPath(new URL('../../../../packages/', import.meta.url)
 
 /** Which @kanri packages each layer's source may import: layers only import downward. */
 const allowed: Record<string, string[]> = {
-  testenv: [],
-  client: [],
-  cache: ['client'],
-  runtime: ['client', 'cache'],
+  // The shared primitives (Backoff, Wakeup) sit below everything, the test harness included.
+  timing: [],
+  testenv: ['timing'],
+  client: ['timing'],
+  cache: ['client', 'timing'],
+  runtime: ['client', 'cache', 'timing'],
   api: ['runtime'],
-  // postgres uses testenv only for its demo (`npm start`), which runs a local control plane.
-  postgres: ['runtime', 'api', 'client', 'testenv'],
-  cli: ['testenv', 'api', 'runtime', 'client'],
+  // The operator and its agent: no test harness, no CLI (the demo is a package of its own).
+  postgres: ['runtime', 'api', 'client', 'cache', 'timing'],
+  'postgres-demo': ['postgres', 'client', 'testenv'],
+  cli: ['testenv', 'api', 'runtime', 'client', 'timing'],
 };
 
 async function* sourceFiles(dir: string): AsyncGenerator<string> {
