@@ -13,7 +13,7 @@ import {
   waitFor,
 } from '@kanri/testenv';
 import { chooseSocketDir } from '../src/agent/config.js';
-import { ANNOTATION, type InstanceReport, names } from '../src/contract/index.js';
+import { ANNOTATION, type InstanceReport, LABEL, names } from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,
@@ -164,7 +164,8 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
 
   it('a primary whose Lease is taken stops postgres; the replica follows the new holder', async () => {
     await client.resource('v1', 'Pod').create({
-      metadata: { name: GHOST, namespace: NAMESPACE },
+      // A member of the cluster, as every Lease holder is: the agents follow their cluster's Pods.
+      metadata: { name: GHOST, namespace: NAMESPACE, labels: { [LABEL.cluster]: CLUSTER } },
       spec: {
         serviceAccountName: names.instanceServiceAccount(CLUSTER),
         containers: [{ name: 'postgres', image: 'kanri/postgres:15' }],

@@ -19,6 +19,9 @@ import type { AgentConfig } from './config.js';
 import type { Logger } from './io/logger.js';
 
 /** Who the primary is: the holder of the leader Lease, and what its Pod says. */
+/** The PostgresCluster as stored: its spec is decoded by the schema, never trusted as typed. */
+type StoredCluster = KubeObject & { readonly spec?: unknown };
+
 export interface LeaderInfo {
   /** The holder's Pod name; undefined when there is no Lease or nobody holds it. */
   readonly holder: string | undefined;
@@ -33,7 +36,7 @@ export interface LeaderInfo {
 export class ClusterView {
   readonly #config: AgentConfig;
   readonly #log: Logger;
-  readonly #cluster: Informer<KubeObject>;
+  readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
   readonly #pods: Informer<Pod>;
   readonly lease: LeaseFollower;
@@ -46,7 +49,7 @@ export class ClusterView {
     const { namespace, cluster } = config;
     const onError = (what: string) => (error: unknown, retryInMs: number) =>
       log.warn({ err: error, retryInMs }, `cannot follow ${what}; retrying`);
-    this.#cluster = new Informer(client.resource<KubeObject>(API_VERSION, KIND), {
+    this.#cluster = new Informer(client.resource<StoredCluster>(API_VERSION, KIND), {
       namespace,
       fieldSelector: `metadata.name=${cluster}`,
       onError: onError('the PostgresCluster'),
@@ -106,8 +109,8 @@ export class ClusterView {
   }
 
   /** The PostgresCluster as stored (annotations included); undefined when it does not exist. */
-  get cluster(): KubeObject | undefined {
-    return this.#cluster.getByName(this.#config.namespace, this.#config.cluster) as KubeObject | undefined;
+  get cluster(): StoredCluster | undefined {
+    return this.#cluster.getByName(this.#config.namespace, this.#config.cluster) as StoredCluster | undefined;
   }
 
   /** The spec, decoded and defaulted by the API's own schema; undefined until one decodes. */
@@ -116,12 +119,12 @@ export class ClusterView {
     const version = object?.metadata?.resourceVersion;
     if (object && version !== this.#specVersion) {
       this.#specVersion = version;
-      const parsed = postgresClusterSpec.safeParse((object as { spec?: unknown }).spec);
+      const parsed = postgresClusterSpec.safeParse(object.spec);
       if (parsed.success) this.#spec = parsed.data;
       else
         this.#log.error(
-          { issues: parsed.error.issues.slice(0, 5) },
-          'the PostgresCluster spec does not decode; keeping the last one',
+          { problems: parsed.error.issues.slice(0, 5).map((issue) => `${fieldPath(issue.path)}: ${issue.message}`) },
+          `the PostgresCluster spec does not decode (${fieldPath(parsed.error.issues[0]?.path ?? [])}); keeping the last one that did`,
         );
     }
     return this.#spec;
@@ -159,4 +162,12 @@ export class ClusterView {
     const report = readPodReport(pod);
     return { holder, podIP: pod?.status?.podIP || undefined, lsn: report?.receivedLsn, ready: report?.ready === true };
   }
+}
+
+/** `spec.users[2].options`, as kubectl and the API server name fields. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${String(key)}`),
+    'spec',
+  );
 }
