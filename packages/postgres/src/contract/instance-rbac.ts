@@ -3,7 +3,7 @@
  * (bound to names.instanceServiceAccount(cluster)). Names are pinned wherever Kubernetes allows:
  * `create` and `list` by label cannot be limited to names, and one Role serves every Pod.
  */
-import type { PolicyRule } from 'kubernetes-types/rbac/v1.js';
+import type { PolicyRule } from '@kanri/api';
 import { GROUP, names, PLURAL } from './names.js';
 
 /**
@@ -46,4 +46,18 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
       verbs: ['get'],
     });
   return rules;
+}
+
+/**
+ * What the operator must hold itself to grant every cluster's instance Role (RBAC refuses to grant
+ * more than the granter has): the same rules, without the per-cluster names. Derived from
+ * {@link buildInstanceRoleRules}, so a rule added for the agent can never be forgotten here.
+ *
+ * @example
+ * ```ts
+ * defineOperator({ ..., extraRules: rulesToGrantInstanceRoles() });
+ * ```
+ */
+export function rulesToGrantInstanceRoles(): PolicyRule[] {
+  return buildInstanceRoleRules('any', ['any']).map(({ resourceNames: _, ...rule }) => rule);
 }

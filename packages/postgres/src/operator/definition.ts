@@ -1,6 +1,7 @@
 /** The PostgreSQL operator as one definition: its CRD, controller and derived RBAC. */
 import { defineOperator } from '@kanri/api';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
+import { rulesToGrantInstanceRoles } from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
 
 export const postgresOperator = defineOperator({
@@ -11,13 +12,7 @@ export const postgresOperator = defineOperator({
   controllers: [postgresController],
   // The operator grants the instances' Role, so it must hold those permissions itself
   // (RBAC forbids granting more than you have).
-  extraRules: [
-    { apiGroups: ['postgres.kanri.dev'], resources: ['postgresclusters'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] },
-    { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create', 'get', 'update', 'watch'] },
-  ],
+  extraRules: rulesToGrantInstanceRoles(),
   plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
 });
 

@@ -3,9 +3,14 @@
  * clock, a renew deadline, release on cancel), plus a watch on the Lease so that candidates take over
  * the moment a leader releases it rather than at their next poll.
  */
-import { AlreadyExistsError, ConflictError, type KubeClient, NotFoundError, type ResourceClient } from '@kanri/client';
+import { AlreadyExistsError, ConflictError, NotFoundError, type ResourceClient } from '@kanri/client';
 import { sleepUnlessAborted, Wakeup } from '@kanri/timing';
 import { createDeadline } from '../deadline.js';
+import { DEFAULT_ELECTION_TIMINGS, electionTimingProblems, jittered, settledWithin } from './election-timings.js';
+import type { LeaderElectionLogger, LeaderElectionOptions } from './leader-election-options.js';
+
+export type { LeaderElectionOptions };
+
 import { LeaseFollower } from './lease-follower.js';
 import {
   expiresAtMs,
@@ -16,46 +21,8 @@ import {
   type Observation,
   observe,
   recordOf,
-  releasedSpec,
 } from './lease-record.js';
-
-/** The subset of pino's logger the elector uses. */
-export interface LeaderElectionLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
-export interface LeaderElectionOptions {
-  readonly client: KubeClient;
-  readonly namespace: string;
-  /** The Lease's name. */
-  readonly name: string;
-  /** Unique per candidate process, e.g. `${hostname}_${pid}_${random}`. */
-  readonly identity: string;
-  /** How long others wait, after last seeing the Lease change, before taking it. Whole seconds on the wire (rounded up). Default 15 s. */
-  readonly leaseDurationMs?: number;
-  /** A leader that has not renewed for this long steps down. Must be shorter than the lease duration. Default 10 s. */
-  readonly renewDeadlineMs?: number;
-  /** The pause between renewals, and the base of the candidates' jittered poll. Default 2 s. */
-  readonly retryPeriodMs?: number;
-  /** Called on becoming leader; `signal` aborts when leadership is lost or released. */
-  readonly onStartedLeading?: (signal: AbortSignal) => void | Promise<void>;
-  /** Called after each leadership ends (never if this candidate did not lead). */
-  readonly onStoppedLeading?: () => void;
-  /** Called when a different holder is observed (this candidate included). */
-  readonly onNewLeader?: (identity: string) => void;
-  /**
-   * A Lease naming this identity that the caller has just written itself, with a resourceVersion
-   * precondition (a takeover decided outside the elector, say by ranking candidates), and the
-   * `performance.now()` at which that write was sent. The first leadership starts from it without
-   * another round trip; its renew deadline counts from `sentAtMs`, as if the elector had written it.
-   */
-  readonly adopt?: { readonly lease: Omit<Lease, 'apiVersion' | 'kind'>; readonly sentAtMs: number };
-  readonly logger?: LeaderElectionLogger;
-}
-
-/** client-go's JitterFactor: candidates poll every retryPeriod × [1, 2.2). */
-const JITTER_FACTOR = 1.2;
+import { releaseLease } from './lease-writes.js';
 
 /** `acquired`: we hold the Lease now; `lost`: someone else holds it; `failed`: the API did not let us find out. */
 type Attempt = 'acquired' | 'lost' | 'failed';
@@ -63,13 +30,7 @@ type Attempt = 'acquired' | 'lost' | 'failed';
 const silentLogger: LeaderElectionLogger = { info() {}, warn() {} };
 
 /** Monotonic, so expiry and deadlines are immune to wall-clock steps (NTP, manual changes). */
-function monotonicNow(): number {
-  return performance.now();
-}
-
-function jittered(ms: number): number {
-  return ms + Math.random() * JITTER_FACTOR * ms;
-}
+const monotonicNow = (): number => performance.now();
 
 function withSpec(lease: Lease, spec: LeaseSpec): Lease {
   return { ...lease, spec: { ...lease.spec, ...spec } };
@@ -122,20 +83,11 @@ export class LeaderElector {
   #running = false;
 
   constructor(options: LeaderElectionOptions) {
-    const leaseDurationMs = options.leaseDurationMs ?? 15_000;
-    const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
-    const retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    // client-go's checks: a leader must give up before others may take over, and must get more than one try.
-    if (!(leaseDurationMs >= 1_000))
-      throw new RangeError(`leaseDurationMs must be at least 1000, not ${leaseDurationMs}`);
-    if (!(renewDeadlineMs < leaseDurationMs))
-      throw new RangeError(
-        `renewDeadlineMs (${renewDeadlineMs}) must be less than leaseDurationMs (${leaseDurationMs})`,
-      );
-    if (!(retryPeriodMs > 0 && JITTER_FACTOR * retryPeriodMs < renewDeadlineMs))
-      throw new RangeError(
-        `renewDeadlineMs (${renewDeadlineMs}) must exceed ${JITTER_FACTOR} × retryPeriodMs (${retryPeriodMs})`,
-      );
+    const leaseDurationMs = options.leaseDurationMs ?? DEFAULT_ELECTION_TIMINGS.leaseDurationMs;
+    const renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_ELECTION_TIMINGS.renewDeadlineMs;
+    const retryPeriodMs = options.retryPeriodMs ?? DEFAULT_ELECTION_TIMINGS.retryPeriodMs;
+    const [problem] = electionTimingProblems({ leaseDurationMs, renewDeadlineMs, retryPeriodMs });
+    if (problem) throw new RangeError(problem);
     if (!options.identity) throw new RangeError('identity must not be empty');
     this.#options = options;
     this.#leases = options.client.resource('coordination.k8s.io/v1', 'Lease');
@@ -431,35 +383,20 @@ export class LeaderElector {
     const own = this.#ownLease;
     this.#ownLease = undefined;
     if (!own) return;
-    const { identity, name, namespace } = this.#options;
-    const signal = AbortSignal.timeout(this.#renewDeadlineMs);
-    const releaseOver = async (lease: Lease) => {
-      this.#see(await this.#leases.update(withSpec(lease, releasedSpec(recordOf(lease), new Date())), { signal }));
-      this.#log.info(this.#context, 'released the lease');
-    };
+    const { client, identity, name, namespace } = this.#options;
     try {
-      try {
-        await releaseOver(own);
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-        // A renew cut off by its deadline may still have landed, leaving us an old resourceVersion: look again.
-        const current = await this.#leases.get(name, { namespace, signal });
-        this.#see(current);
-        if (recordOf(current).holderIdentity === identity) await releaseOver(current);
+      const released = await releaseLease(
+        { client, namespace, name },
+        own,
+        identity,
+        AbortSignal.timeout(this.#renewDeadlineMs),
+      );
+      if (released) {
+        this.#see(released);
+        this.#log.info(this.#context, 'released the lease');
       }
     } catch (error) {
       this.#log.warn({ ...this.#context, err: error }, 'cannot release the lease; it will expire instead');
     }
-  }
-}
-
-/** Waits for `promise` (which must not reject) for at most `ms`, leaving no timer behind. */
-async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
-  if (ms <= 0) return;
-  const timer = new AbortController();
-  try {
-    await Promise.race([promise, sleepUnlessAborted(ms, timer.signal)]);
-  } finally {
-    timer.abort();
   }
 }

@@ -5,7 +5,7 @@
  * on an old view never lands. Nobody outside this module builds a Lease spec.
  */
 import { ConflictError, type KubeClient } from '@kanri/client';
-import { holderSpec, type Lease, recordOf } from './lease-record.js';
+import { holderSpec, type Lease, recordOf, releasedSpec } from './lease-record.js';
 import type { LeaseView } from './lease-view.js';
 
 /** Annotation values to set; null removes the key. */
@@ -152,5 +152,38 @@ async function editLease(
       // A renewal between our read and our write: read again. Five conflicts in a row is contention worth reporting.
       if (!(error instanceof ConflictError) || attempt >= 4) throw error;
     }
+  }
+}
+
+/**
+ * Releases a Lease this identity holds, as client-go's ReleaseOnCancel does (no holder, a
+ * one-second duration), writing over `own`, the Lease as its holder last wrote it. A renew cut off
+ * by its deadline may still have landed, leaving `own` an old version: on a conflict it reads again
+ * and releases only if it still holds the Lease. Resolves the released Lease, or undefined when
+ * someone else holds it.
+ *
+ * @example
+ * ```ts
+ * await releaseLease(ref, ownLease, 'operator-7f9c', AbortSignal.timeout(10_000));
+ * ```
+ */
+export async function releaseLease(
+  ref: LeaseRef,
+  own: Lease,
+  identity: string,
+  signal?: AbortSignal,
+): Promise<Lease | undefined> {
+  const client = leases(ref);
+  const releaseOver = (lease: Lease) =>
+    client.update(
+      { ...lease, spec: { ...lease.spec, ...releasedSpec(recordOf(lease), new Date()) } },
+      { namespace: ref.namespace, signal },
+    );
+  try {
+    return await releaseOver(own);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const current = await client.get(ref.name, { namespace: ref.namespace, signal });
+    return recordOf(current).holderIdentity === identity ? await releaseOver(current) : undefined;
   }
 }

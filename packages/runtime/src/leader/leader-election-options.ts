@@ -1,0 +1,38 @@
+/** The options of the LeaderElector (leader-election.ts). */
+import type { KubeClient } from '@kanri/client';
+import type { Lease } from './lease-record.js';
+
+/** The subset of pino's logger the elector uses. */
+export interface LeaderElectionLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface LeaderElectionOptions {
+  readonly client: KubeClient;
+  readonly namespace: string;
+  /** The Lease's name. */
+  readonly name: string;
+  /** Unique per candidate process, e.g. `${hostname}_${pid}_${random}`. */
+  readonly identity: string;
+  /** How long others wait, after last seeing the Lease change, before taking it. Whole seconds on the wire (rounded up). Default 15 s. */
+  readonly leaseDurationMs?: number;
+  /** A leader that has not renewed for this long steps down. Must be shorter than the lease duration. Default 10 s. */
+  readonly renewDeadlineMs?: number;
+  /** The pause between renewals, and the base of the candidates' jittered poll. Default 2 s. */
+  readonly retryPeriodMs?: number;
+  /** Called on becoming leader; `signal` aborts when leadership is lost or released. */
+  readonly onStartedLeading?: (signal: AbortSignal) => void | Promise<void>;
+  /** Called after each leadership ends (never if this candidate did not lead). */
+  readonly onStoppedLeading?: () => void;
+  /** Called when a different holder is observed (this candidate included). */
+  readonly onNewLeader?: (identity: string) => void;
+  /**
+   * A Lease naming this identity that the caller has just written itself, with a resourceVersion
+   * precondition (a takeover decided outside the elector, say by ranking candidates), and the
+   * `performance.now()` at which that write was sent. The first leadership starts from it without
+   * another round trip; its renew deadline counts from `sentAtMs`, as if the elector had written it.
+   */
+  readonly adopt?: { readonly lease: Omit<Lease, 'apiVersion' | 'kind'>; readonly sentAtMs: number };
+  readonly logger?: LeaderElectionLogger;
+}
