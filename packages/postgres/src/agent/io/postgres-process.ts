@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Backoff, sleepUnlessAborted } from '@kanri/timing';
 import { forEachLine, withParentDeathSignal } from './commands.js';
 import type { Logger } from './logger.js';
 
@@ -87,20 +87,16 @@ export class PostgresProcess {
   }
 
   async #supervise(signal: AbortSignal): Promise<void> {
-    let backoffMs = MIN_BACKOFF_MS;
+    const backoff = new Backoff({ initialMs: MIN_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, jitter: 0 });
     while (!signal.aborted) {
       const startedAt = performance.now();
       const { code, signal: bySignal } = await this.#runOnce();
       if (signal.aborted) return;
       this.#options.onCrash?.();
-      if (performance.now() - startedAt > STABLE_AFTER_MS) backoffMs = MIN_BACKOFF_MS;
-      this.#options.log.error({ code, signal: bySignal, restartInMs: backoffMs }, 'postgres exited unexpectedly');
-      try {
-        await sleep(backoffMs, undefined, { signal });
-      } catch {
-        return;
-      }
-      backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+      if (performance.now() - startedAt > STABLE_AFTER_MS) backoff.reset();
+      const restartInMs = backoff.next();
+      this.#options.log.error({ code, signal: bySignal, restartInMs }, 'postgres exited unexpectedly');
+      await sleepUnlessAborted(restartInMs, signal);
     }
   }
 
@@ -141,7 +137,7 @@ async function settles(promise: Promise<void>, ms: number): Promise<boolean> {
   try {
     return await Promise.race([
       promise.then(() => true),
-      sleep(ms, false, { signal: timer.signal }).catch(() => false),
+      sleepUnlessAborted(ms, timer.signal).then(() => false),
     ]);
   } finally {
     timer.abort();
