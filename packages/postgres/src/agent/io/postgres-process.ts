@@ -135,10 +135,7 @@ export class PostgresProcess {
 async function settles(promise: Promise<void>, ms: number): Promise<boolean> {
   const timer = new AbortController();
   try {
-    return await Promise.race([
-      promise.then(() => true),
-      sleepUnlessAborted(ms, timer.signal).then(() => false),
-    ]);
+    return await Promise.race([promise.then(() => true), sleepUnlessAborted(ms, timer.signal).then(() => false)]);
   } finally {
     timer.abort();
   }
