@@ -17,6 +17,8 @@ interface Candidate {
   /** Resolves with the epoch ms at which the child saw itself lead. */
   readonly leading: Promise<number>;
   readonly exited: Promise<{ code: number | null; clean: boolean }>;
+  /** Leaders the child's manager has logged observing (its JSON log line "leader observed"). */
+  readonly observed: string[];
 }
 
 describe('two manager processes with leader election', () => {
@@ -40,16 +42,21 @@ describe('two manager processes with leader election', () => {
     });
     children.push(child);
     let clean = false;
+    const observed: string[] = [];
     const leading = new Promise<number>((resolve) => {
       createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
         if (line.startsWith('leading ')) resolve(Number(line.slice('leading '.length)));
         if (line === 'exited cleanly') clean = true;
+        if (line.startsWith('{')) {
+          const entry = JSON.parse(line) as { msg?: string; leader?: string };
+          if (entry.msg === 'leader observed' && entry.leader) observed.push(entry.leader);
+        }
       });
     });
     const exited = new Promise<{ code: number | null; clean: boolean }>((resolve) =>
       child.once('exit', (code) => resolve({ code, clean })),
     );
-    return { identity, child, leading, exited };
+    return { identity, child, leading, exited, observed };
   };
   const first = <T>(promises: Promise<T>[]) => Promise.race(promises.map((p, i) => p.then(() => i)));
   /** `promise`, or a rejection naming `what` after `ms` (a liveness bound, not a speed claim). */
@@ -92,6 +99,9 @@ describe('two manager processes with leader election', () => {
     assert.deepEqual(history.holders(), [leader.identity, '', standby.identity]);
 
     const c = launch('manager-c');
+    // c must be following the standby's renewals when it dies, or its first sight of the Lease
+    // would come after the kill and hide a take-over that does not wait out the lease.
+    await waitFor('manager-c to observe the standby leading', () => c.observed.includes(standby.identity));
     if (standby.child.pid) process.kill(standby.child.pid, 'SIGKILL');
     await within('manager-c to lead', c.leading);
     await history.reach('manager-c');
