@@ -137,9 +137,11 @@ describe('RBAC derived from the controllers', () => {
       // Only what the dropped rule alone granted must be refused now.
       const lost = all.filter((p) => grants(rule, p));
       await install(trimmed, lost);
-      const forbidden = await runOperator(`without-${i}-${j}`, async (seen) =>
-        seen.some((e) => grants(rule, permissionOf(e))),
-      );
+      const forbidden = await runOperator(`without-${i}-${j}`, async (seen) => {
+        if (seen.some((e) => grants(rule, permissionOf(e)))) return true;
+        // Thrown, not returned: waitFor's timeout message then says what was refused instead.
+        throw new Error(`refused so far: ${seen.map((e) => showPermission(permissionOf(e))).join(', ') || 'nothing'}`);
+      });
       const refused = forbidden.map((e) => permissionOf(e));
       t.diagnostic(`without ${JSON.stringify(rule)}: refused ${[...new Set(refused.map(showPermission))].join(', ')}`);
       // Any other refusal would mean the authorizer still lagged behind, or a rule the operator lacks.
