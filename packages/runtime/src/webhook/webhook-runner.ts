@@ -57,6 +57,10 @@ export interface WebhookOptions {
   readonly crdNames?: readonly string[];
   /** How often the certificate is checked for renewal. Default 12 hours. */
   readonly renewCheckIntervalMs?: number;
+  /** Validity of each serving certificate the manager issues, in days (fractions allowed). Default 365. */
+  readonly certificateValidityDays?: number;
+  /** Renew the serving certificate when fewer days than this remain (fractions allowed). Default 30. */
+  readonly renewBeforeDays?: number;
 }
 
 /**
@@ -92,6 +96,13 @@ export class WebhookRunner {
     this.#managerName = managerName;
     this.#log = logger.child({ component: 'webhook' });
     this.configurationName = options.configurationName ?? `${managerName}-crd-deletion-guard`;
+    const validity = options.certificateValidityDays ?? 365;
+    const renewBefore = options.renewBeforeDays ?? 30;
+    // Otherwise every check would find the fresh certificate due and renew it again.
+    if (!(renewBefore >= 0 && renewBefore < validity))
+      throw new RangeError(
+        `webhook renewBeforeDays (${renewBefore}) must be at least 0 and less than certificateValidityDays (${validity})`,
+      );
     let resolve = () => {};
     const promise = new Promise<void>((r) => {
       resolve = r;
@@ -175,18 +186,27 @@ export class WebhookRunner {
     const names = this.#names(urlHost);
     const secret = this.#secretName;
     const service = this.#options.service;
+    const { certificateValidityDays: validityDays, renewBeforeDays } = this.#options;
     if (secret && service) {
       return ensureServingCertificateSecret(this.#client, {
         namespace: service.namespace,
         name: secret,
         ...names,
+        ...(validityDays !== undefined ? { validityDays } : {}),
+        ...(renewBeforeDays !== undefined ? { renewBeforeDays } : {}),
         fieldManager: `${this.#managerName}/webhook`,
         signal: this.#stopping.signal,
       });
     }
-    const problem = previous ? servingCertificateProblem(previous, names) : undefined;
+    const problem = previous
+      ? servingCertificateProblem(previous, { ...names, ...(renewBeforeDays !== undefined ? { renewBeforeDays } : {}) })
+      : undefined;
     if (previous && !problem) return previous;
-    return createServingCertificate({ ...names, ...(previous && problem?.keepCa ? { ca: previous } : {}) });
+    return createServingCertificate({
+      ...names,
+      ...(validityDays !== undefined ? { validityDays } : {}),
+      ...(previous && problem?.keepCa ? { ca: previous } : {}),
+    });
   }
 
   async #renew(urlHost: string): Promise<void> {
