@@ -1,21 +1,26 @@
 #!/usr/bin/env node
 // Failover benchmark, side by side: Patroni (Debian's package, etcd3 store) and Kanri (the
 // operator and its agents on process nodes), each a 3-member PostgreSQL 15 cluster with the same
-// HA timings (lease/TTL 15 s, renew deadline/retry_timeout 10 s, retry period/loop_wait 2 s). Per
-// trial a writer commits one row per transaction through the current primary, the primary's
-// member loses power (every process SIGKILLed, nothing restarted), and the trial measures RTO
-// (kill → first commit acknowledged by the new primary) and acknowledged commits lost; then the
-// member comes back and the cluster heals. The last line of stdout is one JSON object with every
-// figure. Run with `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see
-// bench/README.md.
-import { cpus, loadavg } from 'node:os';
+// HA timings (lease/TTL 15 s, renew deadline/retry_timeout 10 s, retry period/loop_wait 2 s). Both
+// clusters run for the whole benchmark and the trials alternate between them (P K, K P, P K, …),
+// each pair with the same kill offset, so that the two are paired and meet the same machine. Per
+// trial one client, the same for both (libpq with every member's address and
+// target_session_attrs=read-write), commits one row per transaction, the primary's member loses
+// power (every process SIGKILLed, nothing restarted), and the trial measures when the database
+// took writes again (a probe straight at each surviving member), when the client's first commit
+// was acknowledged (RTO), and the acknowledged commits lost; then the member comes back and the
+// cluster heals. The last line of stdout is one JSON object with every figure, the paired
+// differences and their sign tests. Run with
+// `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see bench/README.md.
 import { parseArgs } from 'node:util';
 import { KANRI_HA, startKanriSystem } from '../bench/failover/kanri.mjs';
+import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
 import { PATRONI_DCS, patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { killOffsets, runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
-import { createTable, Writer } from '../bench/failover/writer.mjs';
-import { exitOnSignals, ratio, rng } from './bench-lib.mjs';
+import { createProbeTable } from '../bench/failover/writable-probe.mjs';
+import { createTable } from '../bench/failover/writer.mjs';
+import { benchEnvironment, ensureVenv, exitOnSignals, pairedDifferences, ratio, rng } from './bench-lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +39,7 @@ if (
   !Number.isInteger(trials) ||
   trials < 1 ||
   !Number.isInteger(seed) ||
+  systems.length < 1 ||
   !systems.every((s) => ['patroni', 'kanri'].includes(s))
 ) {
   console.error('usage: node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1]');
@@ -43,6 +49,7 @@ if (
 const renewPeriodMs = KANRI_HA.retryPeriodSeconds * 1000;
 if (renewPeriodMs !== PATRONI_DCS.loop_wait * 1000) throw new Error('Kanri and Patroni must renew on the same period');
 const offsets = killOffsets(trials, renewPeriodMs, rng(seed));
+const environment = benchEnvironment();
 
 const log = (line) => console.error(`[bench:failover] ${line}`);
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
@@ -52,13 +59,16 @@ const starters = {
   kanri: () => startKanriSystem({ sync: values.sync, log }),
 };
 
-let current;
-let writer;
+/** name → { system, writer, out } */
+const running = new Map();
 let cleaning;
 const cleanUp = () => {
   cleaning ??= (async () => {
-    await writer?.stop().catch(() => {});
-    await current?.stop().catch((error) => log(`cleanup: ${error.message}`));
+    for (const [name, { system, writer }] of running) {
+      await writer?.stop().catch(() => {});
+      await system?.stop().catch((error) => log(`${name}: stopping: ${error.message}`));
+    }
+    running.clear();
     killAllGroups();
   })();
   return cleaning;
@@ -68,109 +78,124 @@ exitOnSignals(log, cleanUp, () => {
   stopping = true;
 });
 
-/** Runs every trial against one system; a system that fails to start is reported as failed. */
-async function benchSystem(name) {
-  const started = performance.now();
-  log(`${name}: starting a 3-member cluster${values.sync ? ' (synchronous)' : ''}`);
-  const out = { status: 'failed', error: null, settings: null, results: [] };
-  try {
-    current = await starters[name]();
-    out.settings = current.settings;
-    out.startMs = Math.round(performance.now() - started);
-    const primary = await current.primary();
-    await createTable(primary.address, current.credentials);
-    writer = new Writer(() => current.candidates(), current.credentials);
-    for (let trial = 1; trial <= trials && !stopping; trial++) {
+try {
+  const venv = await ensureVenv('failover-client', 'bench/failover/requirements.txt', { log });
+  // 1. Every system up at once, each with its tables and its own client.
+  for (const name of systems) {
+    const started = performance.now();
+    log(`${name}: starting a 3-member cluster${values.sync ? ' (synchronous)' : ''}`);
+    const out = { status: 'failed', error: null, settings: null, results: [] };
+    running.set(name, { out });
+    try {
+      const system = await starters[name]();
+      running.get(name).system = system;
+      out.settings = system.settings;
+      out.startMs = Math.round(performance.now() - started);
+      const primary = await system.primary();
+      await createTable(primary.address, system.credentials);
+      await createProbeTable(primary.address, system.credentials);
+      running.get(name).writer = new LibpqWriter(venv.python, system.credentials);
+    } catch (error) {
+      out.error = error.message;
+      throw new Error(`${name} did not start: ${error.message}`);
+    }
+  }
+
+  // 2. The trials, alternating: P K, K P, … (ABBA), each pair with the same kill offset.
+  let broken;
+  for (let trial = 1; trial <= trials && !stopping && !broken; trial++) {
+    const order = trial % 2 ? systems : [...systems].reverse();
+    for (const name of order) {
+      if (stopping || broken) break;
+      const { system, writer, out } = running.get(name);
       try {
-        out.results.push(await runTrial(current, writer, trial, { log, offsetMs: offsets[trial - 1] }));
+        out.results.push(await runTrial(system, writer, trial, { log, offsetMs: offsets[trial - 1] }));
       } catch (error) {
         // The cluster did not heal: later trials would measure a broken cluster.
-        out.results.push({ trial, ok: false, error: error.message });
-        log(`  trial ${trial}: ${error.message}; stopping ${name}`);
-        break;
+        out.results.push({ system: name, trial, ok: false, error: error.message });
+        log(`  ${name} trial ${trial}: ${error.message}; stopping the benchmark`);
+        broken = name;
       }
     }
-    out.writeFailures = writer.failures;
-    Object.assign(out, summarizeTrials(out.results));
-    out.status = out.okTrials === trials ? 'ok' : out.okTrials > 0 ? 'partial' : 'failed';
-    out.error = out.results.find((r) => !r.ok)?.error ?? null;
-  } catch (error) {
-    out.error = error.message;
-    log(`${name}: ${error.message}`);
-  } finally {
-    await writer?.stop().catch(() => {});
-    writer = undefined;
-    await current?.stop().catch((error) => log(`${name}: stopping: ${error.message}`));
-    current = undefined;
-  }
-  return out;
-}
-
-try {
-  const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
-  const report = {};
-  for (const name of systems) {
-    if (stopping) break;
-    report[name] = await benchSystem(name);
   }
   if (stopping) process.exit(130);
 
-  const rows = systems.map((name) => [name, report[name]]);
+  // 3. Report.
+  const report = {};
+  for (const [name, { out, writer }] of running) {
+    Object.assign(out, summarizeTrials(out.results));
+    out.writeFailures = writer?.failures ?? null;
+    out.status = out.okTrials === trials ? 'ok' : 'failed';
+    out.error ??= out.results.find((r) => !r.ok)?.error ?? (out.okTrials < trials ? 'not every trial ran' : null);
+    report[name] = out;
+  }
   console.log('');
   console.log(
-    `Failover: power loss of the primary's member, ${trials} trials each, ${values.sync ? 'synchronous' : 'asynchronous'} replication`,
+    `Failover: power loss of the primary's member, ${trials} trials each, alternating, ` +
+      `${values.sync ? 'synchronous' : 'asynchronous'} replication; one libpq client for both`,
   );
   console.log(
-    'system    status   trials  RTO median   min      max     lock taken  then writes   acked   lost (trials with loss)',
+    'system    status  trials  writable median (min–max)   client RTO median (min–max)  client search  lock taken  acked   lost',
   );
-  for (const [name, r] of rows) {
+  for (const [name, r] of Object.entries(report)) {
     console.log(
-      `${name.padEnd(9)} ${r.status.padEnd(8)} ${`${r.okTrials ?? 0}/${trials}`.padEnd(7)} ` +
-        `${`${secs(r.rtoMsMedian)} s`.padStart(8)}   ${`${secs(r.rtoMsMin)} s`.padStart(7)}  ${`${secs(r.rtoMsMax)} s`.padStart(7)}  ` +
-        `${`${secs(r.takeoverMsMedian)} s`.padStart(9)}  ${`${secs(r.takeoverToWriteMsMedian)} s`.padStart(10)}  ` +
-        `${String(r.commitsAcked ?? '-').padStart(6)}   ${r.commitsLost ?? '-'} (${r.trialsWithLoss ?? '-'})`,
+      `${name.padEnd(9)} ${r.status.padEnd(7)} ${`${r.okTrials ?? 0}/${trials}`.padEnd(7)} ` +
+        `${`${secs(r.writableMsMedian)} s (${secs(r.writableMsMin)}–${secs(r.writableMsMax)})`.padEnd(27)} ` +
+        `${`${secs(r.rtoMsMedian)} s (${secs(r.rtoMsMin)}–${secs(r.rtoMsMax)})`.padEnd(28)} ` +
+        `${`${secs(r.clientSearchMsMedian)} s`.padStart(13)}  ${`${secs(r.takeoverMsMedian)} s`.padStart(10)}  ` +
+        `${String(r.commitsAcked ?? '-').padStart(6)}  ${r.commitsLost ?? '-'} (${r.trialsWithLoss ?? '-'} trials)`,
     );
     if (r.error) console.log(`          error: ${r.error.split('\n')[0]}`);
   }
-  const rtoRatio = ratio(report.kanri?.rtoMsMedian, report.patroni?.rtoMsMedian);
-  if (rtoRatio != null) {
-    console.log(`\nRTO ratio kanri / patroni (medians): ${rtoRatio}× (goal ≤ 1)`);
+  // Paired by trial: the same kill offset, run back to back on the same machine.
+  const pairs = (key) =>
+    Array.from({ length: trials }, (_, i) => {
+      const of = (name) => report[name]?.results.find((r) => r.trial === i + 1 && r.ok)?.[key];
+      return [of('kanri'), of('patroni')];
+    });
+  const paired =
+    report.kanri && report.patroni
+      ? {
+          writableMs: pairedDifferences(pairs('writableMs')),
+          rtoMs: pairedDifferences(pairs('rtoMs')),
+          clientSearchMs: pairedDifferences(pairs('clientSearchMs')),
+        }
+      : null;
+  const ratios = {
+    writableKanriOverPatroni: ratio(report.kanri?.writableMsMedian, report.patroni?.writableMsMedian),
+    rtoKanriOverPatroni: ratio(report.kanri?.rtoMsMedian, report.patroni?.rtoMsMedian),
+  };
+  if (paired) {
+    console.log('\nkanri − patroni, paired by trial (median; kanri lower/higher; two-sided sign test):');
+    for (const [key, d] of Object.entries(paired)) {
+      console.log(
+        `  ${key.padEnd(15)} ${`${d.medianMs} ms`.padStart(10)}   ${d.firstLower}/${d.firstHigher} (${d.ties} ties)   p = ${d.signTestP}`,
+      );
+    }
+    console.log(
+      `ratios of medians kanri / patroni: writable ${ratios.writableKanriOverPatroni}×, client RTO ${ratios.rtoKanriOverPatroni}× (goal ≤ 1)`,
+    );
   }
   const json = {
     benchmark: 'failover',
+    status: Object.values(report).every((r) => r.status === 'ok') ? 'ok' : 'failed',
     mode: values.sync ? 'sync' : 'async',
     trials,
     seed,
+    order: 'alternating (odd trials in --systems order, even trials reversed)',
     killOffsetsMs: offsets,
-    rtoRatioKanriOverPatroni: rtoRatio,
-    patroniVersion: patroniVersion(),
-    node: process.version,
-    cpus: cpus().length,
-    loadAtStart,
-    loadAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
+    client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
+    ratios,
+    pairedKanriMinusPatroni: paired,
+    patroniVersion: systems.includes('patroni') ? patroniVersion() : null,
+    environment: environment.finish({ python: venv.python }),
   };
-  for (const [name, r] of rows) {
-    json[name] = {
-      status: r.status,
-      error: r.error,
-      settings: r.settings,
-      startMs: r.startMs ?? null,
-      okTrials: r.okTrials ?? 0,
-      rtoMsMedian: r.rtoMsMedian ?? null,
-      rtoMsMin: r.rtoMsMin ?? null,
-      rtoMsMax: r.rtoMsMax ?? null,
-      rtoMs: r.rtoMs ?? [],
-      commitsAcked: r.commitsAcked ?? null,
-      commitsLost: r.commitsLost ?? null,
-      trialsWithLoss: r.trialsWithLoss ?? null,
-      takeoverMsMedian: r.takeoverMsMedian ?? null,
-      takeoverToWriteMsMedian: r.takeoverToWriteMsMedian ?? null,
-      writeFailures: r.writeFailures ?? null,
-      trialResults: r.results,
-    };
+  for (const [name, r] of Object.entries(report)) {
+    const { results, ...summary } = r;
+    json[name] = { ...summary, trialResults: results };
   }
   console.log(JSON.stringify(json));
-  if (rows.some(([, r]) => r.status !== 'ok')) process.exitCode = 1;
+  if (json.status !== 'ok') process.exitCode = 1;
 } finally {
   if (!stopping) await cleanUp();
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Contender: @kubernetes/client-node's informer (makeInformer) syncing every ConfigMap in
-// BENCH_NAMESPACE. Prints one JSON line: {"syncMs":…,"count":…,"maxRssBytes":…}. See bench/README.md.
+// BENCH_NAMESPACE, under the list semantics the driver asks for (BENCH_LIST, BENCH_MANAGED_FIELDS,
+// BENCH_PAGE_SIZE). Prints one JSON line: {"syncMs":…,"count":…,"maxRssBytes":…}. See bench/README.md.
 import { readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig, makeInformer } from '@kubernetes/client-node';
 
@@ -21,6 +22,9 @@ function peakRssBytes() {
 
 const namespace = process.env.BENCH_NAMESPACE;
 const expected = Number(process.env.BENCH_EXPECTED);
+const list = process.env.BENCH_LIST ?? 'quorum';
+const managedFields = process.env.BENCH_MANAGED_FIELDS ?? 'keep';
+const pageSize = Number(process.env.BENCH_PAGE_SIZE ?? 500);
 if (!namespace || !Number.isInteger(expected) || expected < 0) {
   console.error('client-node: BENCH_NAMESPACE and BENCH_EXPECTED (a count) must be set');
   process.exit(1);
@@ -30,10 +34,35 @@ const kc = new KubeConfig();
 kc.loadFromFile(process.env.KUBECONFIG ?? '');
 const core = kc.makeApiClient(CoreV1Api);
 
+/**
+ * The informer's list function. client-node's own default is one request without a
+ * resourceVersion or a limit; here it pages as client-go's reflector and Kanri do (`limit`, then
+ * `continue`), asks the watch cache with resourceVersion "0" when BENCH_LIST=cache, and can drop
+ * managedFields as Kanri does by default (makeInformer has no transform of its own).
+ */
+async function listConfigMaps() {
+  const items = [];
+  let token;
+  let last;
+  do {
+    last = await core.listNamespacedConfigMap({
+      namespace,
+      limit: pageSize || undefined,
+      _continue: token,
+      resourceVersion: list === 'cache' && !token ? '0' : undefined,
+    });
+    for (const item of last.items) {
+      if (managedFields === 'drop' && item.metadata) item.metadata.managedFields = undefined;
+      items.push(item);
+    }
+    token = last.metadata?._continue || undefined;
+  } while (token);
+  // The informer watches from the list's resourceVersion: every page carries the same one.
+  return { ...last, items };
+}
+
 const started = performance.now();
-const informer = makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () =>
-  core.listNamespacedConfigMap({ namespace }),
-);
+const informer = makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, listConfigMaps);
 // Counting 'add' events keeps the check O(1); list() copies the whole store, so it runs once at the end.
 let added = 0;
 const synced = new Promise((resolve, reject) => {

@@ -9,12 +9,13 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { leaseLoopbackBlock } from '../../packages/testenv/dist/src/index.js';
+import { ensureAptPackage } from '../../scripts/bench-lib.mjs';
 import {
   freePort,
   killGroup,
@@ -41,19 +42,7 @@ export const PATRONI_DCS = {
 };
 
 /** Installs Debian's patroni with apt when it is missing and we are root (as the bootstrap does for PostgreSQL). */
-export function ensurePatroni(log) {
-  if (existsSync(PATRONI)) return;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${PATRONI} is missing: install Debian's patroni package (apt-get install patroni)`);
-  }
-  log("installing Debian's patroni package (apt-get install -y patroni)");
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'patroni'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env,
-  });
-}
+export const ensurePatroni = (log) => ensureAptPackage(PATRONI, 'patroni', log);
 
 export function patroniVersion() {
   try {

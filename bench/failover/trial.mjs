@@ -1,9 +1,12 @@
-// One failover trial, the same for every system: with the writer committing through the current
-// primary, a power loss of the primary's member; RTO is the time from the kill to the first
-// commit acknowledged by another instance; lost commits are those acknowledged in the trial that
-// the new primary lacks. Then the killed member comes back and the cluster heals before the next
-// trial.
+// One failover trial, the same for every system: with the libpq client committing through
+// whichever member accepts writes, a power loss of the primary's member. Two figures: when the
+// database took writes again (a probe connected straight to each surviving member, so no search
+// for the primary is in it) and when the client's first commit was acknowledged by another member
+// (RTO, which adds the client's search: libpq's host list with target_session_attrs=read-write).
+// Lost commits are those acknowledged in the trial that the new primary lacks. Then the killed
+// member comes back and the cluster heals before the next trial.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { WritableProbe } from './writable-probe.mjs';
 import { lostCommits } from './writer.mjs';
 
 const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
@@ -27,7 +30,7 @@ export function killOffsets(trials, periodMs, random) {
 
 /**
  * @param system the adapter (patroni.mjs, kanri.mjs)
- * @param writer a Writer on that system
+ * @param writer a LibpqWriter with that system's credentials
  * @param trial the trial number (tags its rows)
  * @param offsetMs extra wait after the warm-up (see killOffsets)
  */
@@ -37,10 +40,13 @@ export async function runTrial(
   trial,
   { log = () => {}, warmupMs = 2_000, afterMs = 1_000, offsetMs = 0 } = {},
 ) {
-  const result = { trial, ok: false };
+  const result = { system: system.name, trial, ok: false };
   await system.waitHealthy();
   const old = await system.primary();
   result.killed = old.name;
+  // Every member, in a fixed order (by name), as one would list them in a connection string.
+  const members = (await system.instances()).sort((a, b) => a.name.localeCompare(b.name));
+  writer.setHosts(members.map((m) => m.address));
   writer.resume(trial);
   // Writes must be flowing to the old primary before the kill, or there is nothing to recover.
   const warmStart = performance.now();
@@ -48,6 +54,9 @@ export async function runTrial(
     if (performance.now() - warmStart > 60_000) throw new Error(`no write acknowledged by ${old.name} in 60 s`);
     await sleep(20);
   }
+  const survivors = members.filter((m) => m.address !== old.address).map((m) => m.address);
+  const probe = new WritableProbe(survivors, system.credentials, trial);
+  for (let i = 0; probe.attempts < survivors.length && i < 200; i++) await sleep(10); // its connections open
   await sleep(offsetMs);
   result.offsetMs = offsetMs;
   // Where the time goes, when the system can tell: the age of the leader lock at the kill, when
@@ -58,14 +67,19 @@ export async function runTrial(
   await system.kill(old.name);
   result.killMs = round1(performance.now() - killedAt);
   let ack = writer.firstAckAfter(killedAt, old.address);
-  while (!ack && performance.now() - killedAt < 180_000) {
+  while ((!ack || !probe.writableAfter(killedAt)) && performance.now() - killedAt < 180_000) {
     await sleep(5);
     ack = writer.firstAckAfter(killedAt, old.address);
   }
   try {
-    if (!ack) throw new Error('no write succeeded on another instance within 180 s of the kill');
+    const writable = probe.writableAfter(killedAt);
+    if (!writable) throw new Error('no surviving member took a write within 180 s of the kill');
+    if (!ack) throw new Error('the client had no write acknowledged by another member within 180 s of the kill');
+    result.writableMs = round1(writable.at - killedAt);
     result.rtoMs = round1(ack.at - killedAt);
+    result.clientSearchMs = round1(ack.at - writable.at);
     result.newPrimary = ack.address;
+    if (writable.address !== ack.address) result.probeSawWritable = writable.address; // two writable members: look
     await sleep(afterMs);
     await writer.pause();
     const timeline = await system.timeline?.(mark, killedWall, ack.address).catch(() => undefined);
@@ -83,13 +97,15 @@ export async function runTrial(
       .map((a) => round1(a.at - killedAt));
     result.ok = true;
     log(
-      `  trial ${trial}: killed ${old.name}, writes resumed on ${ack.address} after ${(result.rtoMs / 1000).toFixed(2)} s, ` +
+      `  ${system.name} trial ${trial}: killed ${old.name}; writable at ${writable.address} after ` +
+        `${(result.writableMs / 1000).toFixed(2)} s, the client's first write there after ${(result.rtoMs / 1000).toFixed(2)} s; ` +
         `${result.acked} acked, ${result.lost} lost`,
     );
   } catch (error) {
     result.error = error.message;
-    log(`  trial ${trial}: FAILED: ${error.message}`);
+    log(`  ${system.name} trial ${trial}: FAILED: ${error.message}`);
   } finally {
+    await probe.stop();
     await writer.pause();
     const restoredAt = performance.now();
     await system.restore(old.name);
@@ -108,20 +124,33 @@ function medianOf(values) {
 
 export function summarizeTrials(results) {
   const ok = results.filter((r) => r.ok);
-  const rtos = ok.map((r) => r.rtoMs).sort((a, b) => a - b);
-  const mid = Math.floor(rtos.length / 2);
-  const median = rtos.length ? (rtos.length % 2 ? rtos[mid] : (rtos[mid - 1] + rtos[mid]) / 2) : null;
+  const range = (key) => {
+    const xs = ok.map((r) => r[key]).filter((v) => v != null);
+    return { median: medianOf(xs), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null };
+  };
+  const rto = range('rtoMs');
+  const writable = range('writableMs');
+  const search = range('clientSearchMs');
   return {
     trials: results.length,
     okTrials: ok.length,
-    rtoMsMedian: round1(median),
-    rtoMsMin: rtos.length ? rtos[0] : null,
-    rtoMsMax: rtos.length ? rtos.at(-1) : null,
+    rtoMsMedian: rto.median,
+    rtoMsMin: rto.min,
+    rtoMsMax: rto.max,
     rtoMs: ok.map((r) => r.rtoMs),
+    writableMsMedian: writable.median,
+    writableMsMin: writable.min,
+    writableMsMax: writable.max,
+    writableMs: ok.map((r) => r.writableMs),
+    clientSearchMsMedian: search.median,
+    clientSearchMsMin: search.min,
+    clientSearchMsMax: search.max,
     commitsAcked: ok.reduce((s, r) => s + r.acked, 0),
     commitsLost: ok.reduce((s, r) => s + r.lost, 0),
     trialsWithLoss: ok.filter((r) => r.lost > 0).length,
     takeoverMsMedian: medianOf(ok.map((r) => r.takeoverMs)),
-    takeoverToWriteMsMedian: medianOf(ok.map((r) => (r.takeoverMs == null ? null : r.rtoMs - r.takeoverMs))),
+    takeoverToWritableMsMedian: medianOf(
+      ok.map((r) => (r.takeoverMs == null ? null : round1(r.writableMs - r.takeoverMs))),
+    ),
   };
 }
