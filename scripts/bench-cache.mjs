@@ -221,7 +221,7 @@ async function main() {
         `round ${r + 1}/${rounds} ${c.key.padEnd(24)} ` +
           (result.ok
             ? `sync ${result.syncMs.toFixed(0)} ms, peak RSS ${mib(result.maxRssBytes)} MiB, ` +
-              `${result.lists.listRequests} list requests (watch cache ${result.lists.fromWatchCache}, etcd ${result.lists.fromEtcd})`
+              `${result.lists.listRequests} list requests (watch cache ${result.lists.fromWatchCache}, of them consistent ${result.lists.consistentFromCache}; etcd ranges ${result.lists.etcdRanges})`
             : `FAILED: ${result.error}`),
       );
     }

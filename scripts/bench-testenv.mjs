@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Start-up time of the local control plane with a warm binary cache, measured side by side in
 // one run: N apiserver-only starts, then N full starts (controllers + 2 kwok nodes). Prints the
-// median and range of each, and the ratio between them. Run with `npm run bench:testenv`.
+// median and range of each, and the ratio between them; the last line of stdout is one JSON object
+// with every figure. Run with `npm run bench:testenv`.
 import { startControlPlane } from '../packages/testenv/dist/src/index.js';
+import { benchEnvironment, median, ratio, round1 } from './bench-lib.mjs';
 
 const runs = Number(process.argv[2] ?? 5);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const environment = benchEnvironment();
 
 async function measure(label, options) {
   const times = [];
@@ -19,10 +21,19 @@ async function measure(label, options) {
   console.log(
     `${label.padEnd(36)} median ${s(median(times))}  min ${s(Math.min(...times))}  max ${s(Math.max(...times))}  (n=${runs})`,
   );
-  return median(times);
+  return {
+    medianMs: round1(median(times)),
+    minMs: round1(Math.min(...times)),
+    maxMs: round1(Math.max(...times)),
+    startsMs: times.map(round1),
+  };
 }
 
 await startControlPlane().then((cp) => cp.stop()); // warm the page cache so the first sample is not an outlier
 const apiOnly = await measure('etcd + kube-apiserver', {});
 const full = await measure('+ controllers, scheduler, 2 kwok nodes', { controllers: true, nodes: 2 });
-console.log(`full / apiserver-only start time: ${(full / apiOnly).toFixed(2)}x`);
+const fullToApiOnly = ratio(full.medianMs, apiOnly.medianMs);
+console.log(`full / apiserver-only start time: ${fullToApiOnly.toFixed(2)}x`);
+console.log(
+  JSON.stringify({ benchmark: 'testenv', runs, apiOnly, full, fullToApiOnly, environment: environment.finish() }),
+);

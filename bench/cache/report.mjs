@@ -5,24 +5,34 @@ import { median, mib, ratio, round1, send } from '../../scripts/bench-lib.mjs';
 /**
  * Where the API server served ConfigMap lists from, summed from its /metrics: list requests
  * (`apiserver_request_total`, verb LIST), lists answered by the watch cache
- * (`apiserver_cache_list_total`) and by etcd (`apiserver_storage_list_total`).
+ * (`apiserver_cache_list_total`), of which consistent reads (no resourceVersion) the cache served
+ * once it had caught up with etcd (`apiserver_watch_cache_consistent_read_total`, no fallback)
+ * and those it handed to etcd after all (fallback), and ranges read from etcd
+ * (`apiserver_storage_list_total`: a list served by etcd, or the one-key read of etcd's current
+ * revision that every consistent read from the cache starts with).
  */
 export async function listCounters(dispatcher, server) {
   const res = await send(dispatcher, `${server}/metrics`, 'GET');
   if (res.status !== 200) throw new Error(`reading /metrics: HTTP ${res.status}`);
-  const counters = { listRequests: 0, fromWatchCache: 0, fromEtcd: 0 };
+  const counters = {
+    listRequests: 0,
+    fromWatchCache: 0,
+    consistentFromCache: 0,
+    consistentFallbacks: 0,
+    etcdRanges: 0,
+  };
   for (const line of res.text.split('\n')) {
     const name = line.slice(0, line.indexOf('{'));
-    const labels = () => Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const value = () => Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (name === 'apiserver_request_total') {
-      const l = labels();
-      if (l.verb === 'LIST' && l.resource === 'configmaps' && !l.subresource) counters.listRequests += value();
-    } else if (name === 'apiserver_cache_list_total') {
-      if (/^\/?configmaps$/.test(labels().resource_prefix ?? '')) counters.fromWatchCache += value();
-    } else if (name === 'apiserver_storage_list_total') {
-      if (labels().resource === 'configmaps') counters.fromEtcd += value();
-    }
+    if (!line.includes('resource="configmaps"')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (name === 'apiserver_request_total' && labels.verb === 'LIST' && !labels.subresource) {
+      counters.listRequests += value;
+    } else if (name === 'apiserver_cache_list_total') counters.fromWatchCache += value;
+    else if (name === 'apiserver_watch_cache_consistent_read_total' && labels.success === 'true') {
+      if (labels.fallback === 'true') counters.consistentFallbacks += value;
+      else counters.consistentFromCache += value;
+    } else if (name === 'apiserver_storage_list_total') counters.etcdRanges += value;
   }
   return counters;
 }
@@ -45,7 +55,9 @@ export function summarize(runs) {
     // Per run; a list that differs between runs shows as several values.
     listRequests: lists('listRequests'),
     listsFromWatchCache: lists('fromWatchCache'),
-    listsFromEtcd: lists('fromEtcd'),
+    consistentFromCache: lists('consistentFromCache'),
+    consistentFallbacks: lists('consistentFallbacks'),
+    etcdRanges: lists('etcdRanges'),
     okRuns: ok.length,
     error: runs.find((r) => !r.ok)?.error ?? null,
     runs,
@@ -64,7 +76,7 @@ export function printReport({ configs, contenders, summary, lists, managedFields
       'min–max',
       'peak RSS MiB',
       'min–max',
-      'lists: requests/cache/etcd',
+      'lists: requests/watch cache/consistent/etcd',
     ],
   ];
   for (const c of configs) {
@@ -78,7 +90,7 @@ export function printReport({ configs, contenders, summary, lists, managedFields
       range(s.syncMsMin, s.syncMsMax, (x) => x.toFixed(0)),
       mib(s.maxRssBytes),
       range(s.maxRssBytesMin, s.maxRssBytesMax, mib),
-      `${s.listRequests.join(',')}/${s.listsFromWatchCache.join(',')}/${s.listsFromEtcd.join(',')}`,
+      [s.listRequests, s.listsFromWatchCache, s.consistentFromCache, s.etcdRanges].map((v) => v.join(',')).join('/'),
     ]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
@@ -107,7 +119,10 @@ export function printReport({ configs, contenders, summary, lists, managedFields
       ratios[`${list}/${mf}`] = ratiosOf(at('kanri'), at('client-go'), at('client-node'));
     }
   const atDefaults = (c) => summary[`${c.defaults.list}/${c.defaults.managedFields}/${c.name}`];
-  ratios.defaults = ratiosOf(...contenders.map(atDefaults).reverse());
+  const [go, cn, k] = ['client-go', 'client-node', 'kanri'].map((name) =>
+    atDefaults(contenders.find((c) => c.name === name)),
+  );
+  ratios.defaults = ratiosOf(k, go, cn);
   const x = (v) => (v == null ? '-' : `${v.toFixed(2)}x`);
   console.log('\nRatios of medians, sync / peak RSS (lower is better for the first named):');
   console.log('  conditions        kanri/client-go   kanri/client-node   client-node/client-go');
