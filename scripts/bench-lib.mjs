@@ -143,7 +143,7 @@ const quietly = (command, args, options = {}) => {
 
 /**
  * Call when a benchmark starts; `finish()` gives what its JSON records about where it ran: the
- * commit (and whether the work tree had changes), Node, Go and Python versions, the cores and the
+ * commit at the start (and whether tracked files differed from it), Node, Go and Python versions, the cores and the
  * load averages at start and end. Other work on the machine skews every figure, so a figure
  * quoted without its load average cannot be judged.
  *
@@ -155,11 +155,13 @@ const quietly = (command, args, options = {}) => {
 export function benchEnvironment() {
   const loadAtStart = loadAverage();
   const startedAt = new Date().toISOString();
+  // Read at the start: the code that runs is the code checked out when it started.
+  const commit = quietly('git', ['rev-parse', 'HEAD'], { cwd: root });
+  const status = quietly('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root });
   return {
     finish({ python = process.env.BENCH_PYTHON ?? 'python3' } = {}) {
-      const status = quietly('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root });
       return {
-        commit: quietly('git', ['rev-parse', 'HEAD'], { cwd: root }),
+        commit,
         workTreeChanged: status == null ? null : status.length > 0,
         node: process.version,
         go: quietly('go', ['env', 'GOVERSION']),
