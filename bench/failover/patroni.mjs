@@ -41,9 +41,6 @@ export const PATRONI_DCS = {
   maximum_lag_on_failover: 16 * 1024 * 1024, // maximumLagOnFailover
 };
 
-/** Installs Debian's patroni with apt when it is missing and we are root (as the bootstrap does for PostgreSQL). */
-export const ensurePatroni = (log) => ensureAptPackage(PATRONI, 'patroni', log);
-
 export function patroniVersion() {
   try {
     return execFileSync(PATRONI, ['--version'], { encoding: 'utf8' })
@@ -128,7 +125,7 @@ async function getStatus(url, timeoutMs = 1_000) {
  * Returns the system adapter the trial runner drives.
  */
 export async function startPatroniSystem({ sync = false, log = () => {}, members = 3 } = {}) {
-  ensurePatroni(log);
+  ensureAptPackage(PATRONI, 'patroni', log); // when missing and we are root, as the bootstrap does for PostgreSQL
   await sweepStaleRuns(log);
   const user = postgresUser();
   const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
