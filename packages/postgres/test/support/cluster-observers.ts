@@ -37,10 +37,16 @@ export function waitForClusterEvent(
 ): Promise<ClusterEvent> {
   return waitFor(
     `a ${expected.type} ${expected.reason} Event about ${cluster}${expected.note ? ` matching ${expected.note}` : ''}`,
-    async () =>
-      (await clusterEvents(client, cluster)).find(
+    async () => {
+      const events = await clusterEvents(client, cluster);
+      const found = events.find(
         (e) => e.type === expected.type && e.reason === expected.reason && (expected.note?.test(e.note) ?? true),
-      ),
+      );
+      // The Events seen so far end up in the timeout's message.
+      if (!found)
+        throw new Error(`Events so far: ${events.map((e) => `${e.reason}: ${e.note.slice(0, 60)}`).join(' | ')}`);
+      return found;
+    },
     timeoutMs,
     250,
   );
