@@ -80,10 +80,11 @@ describe('PodDisruptionBudget', { timeout: 10 * 60_000 }, () => {
   it('the API server evicts one instance and refuses a second (429) while the first is down', async () => {
     const ready = await waitReady(env.client, CLUSTER, 3);
     await waitFor(
-      'one disruption allowed',
+      'a disruption allowed',
       async () => {
         const status = (await budget()).status;
-        if (status?.disruptionsAllowed === 1) return true;
+        // At least one: how many is the first test's business; this one asks the API server.
+        if ((status?.disruptionsAllowed ?? 0) >= 1) return true;
         throw new Error(`budget status: ${JSON.stringify(status)}`);
       },
       60_000,
