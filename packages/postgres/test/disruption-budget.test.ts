@@ -10,7 +10,7 @@ import { KubeClient, type KubeObject, TooManyRequestsError } from '@kanri/client
 import { waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PodDisruptionBudget } from 'kubernetes-types/policy/v1.js';
-import { KIND, LABEL, names } from '../src/contract.js';
+import { KIND, LABEL, names } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import { instancePods } from './support/cluster-observers.js';
 

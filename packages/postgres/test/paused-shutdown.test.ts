@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound } from '@kanri/client';
 import { isProcessAlive, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { names } from '../src/contract.js';
+import { names } from '../src/contract/index.js';
 import {
   clusterManifest,
   clusters,

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { isNotFound } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
-import { LABEL, names } from '../src/contract.js';
+import { LABEL, names } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import { dataClaims, instancePods } from './support/cluster-observers.js';
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '@kanri/testenv';
-import { ANNOTATION, EVENT_REASON } from '../src/contract.js';
+import { ANNOTATION, EVENT_REASON } from '../src/contract/index.js';
 import { type PostgresEnv, startPostgresEnv } from './harness.js';
 import { clusterEvents, waitForClusterEvent } from './support/cluster-observers.js';
 import { clusters, failoverCluster, leaseOf, waitHealthy } from './support/failover-env.js';

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
 import pg from 'pg';
-import { ANNOTATION } from '../src/contract.js';
+import { ANNOTATION } from '../src/contract/index.js';
 import { type PostgresEnv, startPostgresEnv } from './harness.js';
 import {
   clusters,

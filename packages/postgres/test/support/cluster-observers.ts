@@ -6,7 +6,7 @@
 import type { KubeClient, KubeObject } from '@kanri/client';
 import { type ControlPlane, waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
-import { KIND, LABEL } from '../../src/contract.js';
+import { KIND, LABEL } from '../../src/contract/index.js';
 
 /** The fields of an events.k8s.io/v1 Event the tests look at. */
 export interface ClusterEvent {
