@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { jsonEqual } from '../helpers/conditions.js';
 import type { EventRecorder, EventType } from '../helpers/event-recorder.js';
 import { withOwner } from '../helpers/owner-reference.js';
-import type { InformerPool } from '../manager/informer-pool.js';
+import type { InformerPool } from '../informers/informer-pool.js';
 import type { Request } from '../reconcile.js';
 import type { AppliedChildren } from './applied-children.js';
 

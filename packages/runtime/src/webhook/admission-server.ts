@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
-import { parseBindAddress } from '../manager/health-server.js';
+import { parseBindAddress } from '../net/bind-address.js';
 import {
   type AdmissionDecision,
   type AdmissionHandler,

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeClient, type KubeObject, NotFoundError } from '@kanri/client';
 import { Backoff } from '@kanri/timing';
 import type { Logger } from '../logger.js';
-import { parseBindAddress } from '../manager/health-server.js';
+import { parseBindAddress } from '../net/bind-address.js';
 import type { AdmissionHandler } from './admission-review.js';
 import { type AdmissionServer, startAdmissionServer } from './admission-server.js';
 import { CRD_DELETION_GUARD_PATH, crdDeletionGuard } from './crd-deletion-guard.js';
