@@ -26,6 +26,7 @@ export { ignoreNotFound, isAlreadyExists, isConflict, isNotFound } from './error
 export * from './errors.js';
 export type { KubeClientOptions, WriteListener } from './kube-client.js';
 export { KubeClient } from './kube-client.js';
+export { formatMicroTime } from './micro-time.js';
 export type {
   ApplyOptions,
   DeleteOptions,
