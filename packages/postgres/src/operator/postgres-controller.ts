@@ -8,6 +8,7 @@
  * fields of a spec it cannot change anyway).
  */
 import { randomBytes } from 'node:crypto';
+import { ignoreNotFound, isAlreadyExists } from '@kanri/client';
 import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
@@ -103,7 +104,7 @@ async function createIfMissing(
     await ctx.client.resourceFor(owned).create(owned, { signal: ctx.signal });
   } catch (error) {
     // The cache may lag our own earlier create; the next event brings the object.
-    if ((error as { status?: number }).status !== 409) throw error;
+    if (!isAlreadyExists(error)) throw error;
   }
 }
 
@@ -144,7 +145,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const victim of plan.remove) {
       ctx.log.info({ instance: victim.name }, 'scaling down: removing replica');
       await ctx.event('Normal', 'ScalingDown', `removing replica ${victim.name}`);
-      if (victim.hasPod) await ctx.client.resource<Pod>('v1', 'Pod').delete(victim.name, { namespace }).catch(notFound);
+      if (victim.hasPod)
+        await ctx.client.resource<Pod>('v1', 'Pod').delete(victim.name, { namespace }).catch(ignoreNotFound);
       const retain = cluster.spec.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Retain';
       const claimName = `${victim.name}-pgdata`;
       if (retain) {
@@ -152,9 +154,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         await ctx.client
           .resource('v1', 'PersistentVolumeClaim')
           .patch(claimName, { metadata: { ownerReferences: null } }, { namespace, type: 'merge' })
-          .catch(notFound);
+          .catch(ignoreNotFound);
       } else {
-        await ctx.client.resource('v1', 'PersistentVolumeClaim').delete(claimName, { namespace }).catch(notFound);
+        await ctx.client.resource('v1', 'PersistentVolumeClaim').delete(claimName, { namespace }).catch(ignoreNotFound);
       }
     }
 
@@ -184,7 +186,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
           await ctx.client
             .resource('v1', 'Pod')
             .delete(pod.metadata?.name ?? '', { namespace })
-            .catch(notFound);
+            .catch(ignoreNotFound);
         }
       }
     }
@@ -248,8 +250,4 @@ async function trackSwitchover(
     return undefined;
   }
   return known;
-}
-
-function notFound(error: unknown): void {
-  if ((error as { status?: number }).status !== 404) throw error;
 }

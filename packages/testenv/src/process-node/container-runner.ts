@@ -251,7 +251,12 @@ export class ContainerRunner {
     let configFailures = 0;
     while (!signal.aborted) {
       const prepared = await this.#prepare().catch(
-        (error: Error) => ({ ok: false, reason: 'CreateContainerConfigError', message: error.message }) as const,
+        (error: unknown) =>
+          ({
+            ok: false,
+            reason: 'CreateContainerConfigError',
+            message: error instanceof Error ? error.message : String(error),
+          }) as const,
       );
       if (signal.aborted) break;
       if (!prepared.ok) {
@@ -268,7 +273,9 @@ export class ContainerRunner {
           worker.context.reaper,
         );
       } catch (error) {
-        this.state = { waiting: { reason: 'RunContainerError', message: (error as Error).message } };
+        this.state = {
+          waiting: { reason: 'RunContainerError', message: error instanceof Error ? error.message : String(error) },
+        };
         worker.markDirty();
         await sleep(restartDelayMs(crashes++), undefined, { signal }).catch(() => {});
         continue;
