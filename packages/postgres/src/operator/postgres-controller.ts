@@ -22,6 +22,7 @@ import { type Credentials, secretNames, secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
+import { instancePodPredicate } from './pod-predicate.js';
 
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
 const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
@@ -88,7 +89,8 @@ async function createIfMissing(
 }
 
 export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
-  .owns('v1', 'Pod')
+  // Agents rewrite their Pod's report every ~10 s; only changes to what the reconcile reads wake it.
+  .owns('v1', 'Pod', instancePodPredicate())
   .owns('v1', 'PersistentVolumeClaim')
   .owns('v1', 'Service')
   .owns('v1', 'Secret')
@@ -187,7 +189,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     await ctx.setStatus(status);
     if (isReady && !wasReady)
       await ctx.event('Normal', 'Ready', `${desired} instances ready, primary ${status.primary}`);
-    // Reports arrive as Pod updates, which wake this controller; the requeue only ages stale reports.
+    // Reports that change what the status shows arrive as Pod updates, which wake this controller;
+    // the requeue only ages reports that stopped coming.
     return { requeueAfter: '30s' };
   });
 
