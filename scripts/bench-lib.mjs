@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { cacheRoot } from '../packages/testenv/dist/src/index.js';
+import { Backoff } from '../packages/timing/dist/src/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -65,6 +66,7 @@ export const failureReason = (stderr) =>
 
 /** undici's `request` with retries for overload (429, 5xx) and dropped connections. */
 export async function send(dispatcher, url, method, body, contentType = 'application/json') {
+  const backoff = new Backoff({ initialMs: 100, maxMs: 500, jitter: 0 });
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await request(url, {
@@ -75,13 +77,13 @@ export async function send(dispatcher, url, method, body, contentType = 'applica
       });
       const text = await res.body.text();
       if ((res.statusCode === 429 || res.statusCode >= 500) && attempt < 6) {
-        await sleep(100 * attempt);
+        await sleep(backoff.next());
         continue;
       }
       return { status: res.statusCode, text };
     } catch (error) {
       if (attempt >= 6) throw error;
-      await sleep(100 * attempt);
+      await sleep(backoff.next());
     }
   }
 }

@@ -23,5 +23,7 @@ export type { BuiltinIndex, Delta, IndexFunction, ReadonlyDeep, ReadonlyStore } 
 export { builtinIndexes, Store } from './store.js';
 export type { Transform } from './transforms.js';
 export { stripManagedFields } from './transforms.js';
+export type { ObjectWatch, WatchObjectLog, WatchObjectOptions } from './watch-object.js';
+export { watchObject } from './watch-object.js';
 export type { WatcherEvent, WatcherOptions } from './watcher.js';
 export { watcher } from './watcher.js';

@@ -12,7 +12,7 @@
  * Caveats: resource versions are compared only for equality, never ordered (they are opaque).
  */
 import { GoneError, type KubeObject, type ListOptions, type ResourceClient } from '@kanri/client';
-import { Backoff } from '@kanri/timing';
+import { Backoff, sleepUnlessAborted } from '@kanri/timing';
 
 export type WatcherEvent<T extends KubeObject> =
   | {
@@ -146,17 +146,7 @@ export async function* watcher<T extends KubeObject>(
       }
       const delay = backoff.next();
       options.onError?.(error, delay);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        options.signal?.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      await sleepUnlessAborted(delay, options.signal);
     }
   }
 }

@@ -17,6 +17,6 @@ const program = new Command('kanri')
 try {
   await program.parseAsync();
 } catch (error) {
-  console.error(process.env.KANRI_DEBUG ? error : `kanri: ${(error as Error).message}`);
+  console.error(process.env.KANRI_DEBUG ? error : `kanri: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 }

@@ -51,7 +51,7 @@ export async function resolveOperatorModule(operator: string | undefined, cwd = 
   try {
     pkg = JSON.parse(text);
   } catch (error) {
-    throw new Error(`package.json: not valid JSON (${(error as Error).message})`);
+    throw new Error(`package.json: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   const field = pkg.kanri?.operator;
   if (field === undefined) {
@@ -83,7 +83,9 @@ export async function loadOperator(
   try {
     exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new Error(`${shown}: failed to load: ${(error as Error).message}`, { cause: error });
+    throw new Error(`${shown}: failed to load: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return { definition: pickOperator(exports, shown), shown };
 }

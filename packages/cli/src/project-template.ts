@@ -102,7 +102,7 @@ export function renderPath(path: string, names: ProjectNames): string {
  * `"@kanri/runtime": "0.1.0"` that @kanri/api asks for to the project's own tarball only if the
  * project depends on it itself; otherwise it asks the registry.
  */
-export const KANRI_PACKAGES = ['api', 'cache', 'cli', 'client', 'runtime', 'testenv'] as const;
+export const KANRI_PACKAGES = ['api', 'cache', 'cli', 'client', 'runtime', 'testenv', 'timing'] as const;
 
 /** `kanri-api-0.1.0.tgz`: what `npm pack` names the tarball of `@kanri/api` 0.1.0. */
 export function tarballName(pkg: string, version: string): string {

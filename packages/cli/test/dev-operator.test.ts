@@ -38,7 +38,8 @@ describe('the operator module', () => {
   it('says what the module exports instead', () => {
     assert.throws(
       () => pickOperator({ default: 42 }, 'dist/src/operator.js'),
-      (e: Error) =>
+      (e: unknown) =>
+        e instanceof Error &&
         e.message.startsWith(
           'dist/src/operator.js: no default export or `operator` export is an OperatorDefinition (default export: a number, `operator`: missing)',
         ),

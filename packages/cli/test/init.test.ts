@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cliVersion } from '../src/commands/init.js';
 import {
+  KANRI_PACKAGES,
   kindFromName,
   planProject,
   renderPath,
@@ -61,12 +62,29 @@ describe('template rendering', () => {
       '@kanri/cache': 'file:/packs/kanri-cache-1.2.3.tgz',
       '@kanri/client': 'file:/packs/kanri-client-1.2.3.tgz',
       '@kanri/runtime': 'file:/packs/kanri-runtime-1.2.3.tgz',
+      '@kanri/timing': 'file:/packs/kanri-timing-1.2.3.tgz',
       zod: '^4.1.0',
     });
     assert.deepEqual(out.devDependencies, {
       '@kanri/cli': 'file:/packs/kanri-cli-1.2.3.tgz',
       '@kanri/testenv': 'file:/packs/kanri-testenv-1.2.3.tgz',
     });
+  });
+
+  it('knows every @kanri package those depend on, so none is looked up in the registry', async () => {
+    const workspace = new URL('../../../../', import.meta.url);
+    const missing: string[] = [];
+    for (const short of KANRI_PACKAGES) {
+      const manifest = JSON.parse(await readFile(new URL(`packages/${short}/package.json`, workspace), 'utf8')) as {
+        dependencies?: Record<string, string>;
+      };
+      for (const name of Object.keys(manifest.dependencies ?? {})) {
+        const dependency = name.replace(/^@kanri\//, '');
+        if (name.startsWith('@kanri/') && !(KANRI_PACKAGES as readonly string[]).includes(dependency))
+          missing.push(`@kanri/${short} needs ${name}`);
+      }
+    }
+    assert.deepEqual(missing, []);
   });
 
   it('leaves registry versions alone without --kanri-packages', () => {

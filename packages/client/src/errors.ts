@@ -180,8 +180,3 @@ export function errorFromResponse(
   }
   return statusCode >= 500 ? new ServerError(statusCode, status, request) : new ApiError(statusCode, status, request);
 }
-
-/** True for a NotFoundError; handy in `catch` blocks that treat absence as fine. */
-export function isNotFound(error: unknown): error is NotFoundError {
-  return error instanceof NotFoundError;
-}

@@ -3,14 +3,15 @@
  *
  * @example
  * ```ts
- * import { KubeClient, NotFoundError } from '@kanri/client';
+ * import { ignoreNotFound, isNotFound, KubeClient } from '@kanri/client';
  *
  * const client = await KubeClient.load();
  * try {
  *   await client.resource('v1', 'Secret').get('missing', { namespace: 'default' });
  * } catch (error) {
- *   if (!(error instanceof NotFoundError)) throw error;
+ *   if (!isNotFound(error)) throw error;
  * }
+ * await ignoreNotFound(client.resource('v1', 'Pod').delete('gone', { namespace: 'default' }));
  * ```
  */
 
@@ -21,9 +22,11 @@ export { mergeKubeconfigs } from './config/kubeconfig-file.js';
 export type { ClusterConnection, LoadKubeconfigOptions, TlsSettings } from './config/load-kubeconfig.js';
 export { loadKubeconfig, resolveContext } from './config/load-kubeconfig.js';
 export { Discovery, UnknownKindError } from './discovery.js';
+export { ignoreNotFound, isAlreadyExists, isConflict, isNotFound } from './error-predicates.js';
 export * from './errors.js';
 export type { KubeClientOptions, WriteListener } from './kube-client.js';
 export { KubeClient } from './kube-client.js';
+export { formatMicroTime } from './micro-time.js';
 export type {
   ApplyOptions,
   DeleteOptions,

@@ -162,7 +162,7 @@ export async function serve(dir: string): Promise<void> {
       stopping.signal.addEventListener('abort', () => resolve(), { once: true });
     });
   } catch (error) {
-    await writeState(dir, { pid: process.pid, error: (error as Error).message });
+    await writeState(dir, { pid: process.pid, error: error instanceof Error ? error.message : String(error) });
     throw error;
   } finally {
     log('Stopping…');

@@ -19,6 +19,8 @@ program.command('serve', { hidden: true }).action(() => serve(process.env.KANRI_
 try {
   await program.parseAsync();
 } catch (error) {
-  console.error(process.env.KANRI_DEBUG ? error : `postgres-demo: ${(error as Error).message}`);
+  console.error(
+    process.env.KANRI_DEBUG ? error : `postgres-demo: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exitCode = 1;
 }

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { KubeClient } from '@kanri/client';
+import { formatMicroTime, KubeClient } from '@kanri/client';
 import {
   type ControlPlane,
   type FaultProxy,
@@ -188,7 +188,7 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
         ...lease.spec,
         holderIdentity: GHOST,
         leaseDurationSeconds: 600,
-        renewTime: new Date().toISOString().replace(/Z$/, '000Z'),
+        renewTime: formatMicroTime(new Date()),
       },
     });
 

@@ -35,7 +35,7 @@ describe('PostgresCluster admission against a real API server', () => {
       .create({ metadata: { name: 'bad', namespace: 'default' }, spec } as PostgresCluster, { dryRun: true })
       .catch((e: unknown) => e);
     assert.ok(error instanceof InvalidError, `rejected as invalid: ${error}`);
-    return (error as Error).message;
+    return error instanceof Error ? error.message : String(error);
   };
 
   it("applies the seed's example with only apiVersion changed and backups removed, with defaults", async () => {

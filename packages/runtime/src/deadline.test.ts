@@ -27,7 +27,8 @@ it('aborts with a parent, and not after dispose', async () => {
   const deadline = createDeadline(10_000, undefined, parent.signal);
   parent.abort(new Error('stopping'));
   assert.equal(deadline.signal.aborted, true);
-  assert.equal((deadline.signal.reason as Error).message, 'stopping');
+  assert.ok(deadline.signal.reason instanceof Error);
+  assert.equal(deadline.signal.reason.message, 'stopping');
   deadline.dispose();
   const quiet = createDeadline(20);
   quiet.dispose();

@@ -22,7 +22,7 @@ export type { BackoffOptions } from '@kanri/timing';
 export { Backoff, sleepUnlessAborted, Wakeup } from '@kanri/timing';
 export type { BuilderOptions } from './controller/builder.js';
 export { ControllerBuilder, controller } from './controller/builder.js';
-export type { ReconcileContext } from './controller/context.js';
+export type { MetadataPatch, ObjectRef, ReconcileContext } from './controller/context.js';
 export type { ControllerDefinition, ReconcileFunction, WatchSource } from './controller/definition.js';
 export type { MapFunction } from './controller/event-sources.js';
 export { requestForObject, requestForOwner } from './controller/event-sources.js';

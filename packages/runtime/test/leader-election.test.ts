@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeClient } from '@kanri/client';
+import { formatMicroTime, KubeClient } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, startFaultProxy } from '@kanri/testenv';
 import type { LeaderElectionOptions } from '../src/index.js';
 import { Candidate, ChildCandidate, NAMESPACE, type Timings, waitFor } from './leader-candidates.js';
@@ -118,7 +118,7 @@ describe('LeaderElector against a real API server', () => {
   it('adopts a Lease its caller just wrote: leads without another write, then renews it; ignores one naming another holder', async () => {
     const leases = client.resource('coordination.k8s.io/v1', 'Lease');
     const spec = (holderIdentity: string) => {
-      const now = new Date().toISOString().replace('Z', '000Z');
+      const now = formatMicroTime(new Date());
       return { holderIdentity, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 3 };
     };
     const sentAtMs = performance.now();

@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { errnoCode } from './errno.js';
 
 export interface ExitStatus {
   readonly code: number | null;
@@ -137,7 +138,7 @@ export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+    if (errnoCode(error) !== 'EPERM') return false;
   }
   try {
     // Field 3 of /proc/<pid>/stat is the state; the command name before it may hold spaces, so split after ')'.

@@ -32,7 +32,7 @@ export async function waitHealthy(options: WaitHealthyOptions): Promise<void> {
       if (response.statusCode === 200) return;
       last = `${url} answered ${response.statusCode}: ${body.slice(0, 2_000)}`;
     } catch (error) {
-      last = `${url}: ${(error as Error).message}`;
+      last = `${url}: ${error instanceof Error ? error.message : String(error)}`;
     }
     await sleep(options.intervalMs ?? 100);
   }

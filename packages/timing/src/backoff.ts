@@ -41,6 +41,23 @@ export function backoffCeiling(attempt: number, options: BackoffOptions = {}): n
 }
 
 /**
+ * The delay for failure number `attempt` (0-based): its ceiling with the jitter applied. Pure when
+ * `options.random` is; for loops that count their own attempts (a request's retries), where a
+ * {@link Backoff} object would only hold that count.
+ *
+ * @example
+ * ```ts
+ * backoffDelay(2, { initialMs: 100, maxMs: 5_000, jitter: 0.2 }); // between 320 and 400
+ * ```
+ */
+export function backoffDelay(attempt: number, options: BackoffOptions = {}): number {
+  const jitter = options.jitter ?? 0.5;
+  if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`jitter must be within [0, 1], not ${jitter}`);
+  const random = options.random ?? Math.random;
+  return Math.round(backoffCeiling(attempt, options) * (1 - jitter + jitter * random()));
+}
+
+/**
  * Exponential backoff with jitter, reset after a success.
  *
  * @example
@@ -60,16 +77,12 @@ export function backoffCeiling(attempt: number, options: BackoffOptions = {}): n
  */
 export class Backoff {
   readonly #options: BackoffOptions;
-  readonly #jitter: number;
-  readonly #random: () => number;
   #attempt = 0;
 
   constructor(options: BackoffOptions = {}) {
     const jitter = options.jitter ?? 0.5;
     if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`jitter must be within [0, 1], not ${jitter}`);
     this.#options = options;
-    this.#jitter = jitter;
-    this.#random = options.random ?? Math.random;
   }
 
   /** Failures since the last reset. */
@@ -79,9 +92,9 @@ export class Backoff {
 
   /** The next delay, and counts one more failure. */
   next(): number {
-    const ceiling = backoffCeiling(this.#attempt, this.#options);
+    const delay = backoffDelay(this.#attempt, this.#options);
     this.#attempt++;
-    return Math.round(ceiling * (1 - this.#jitter + this.#jitter * this.#random()));
+    return delay;
   }
 
   /** After a success: the next failure waits `initialMs` again. */

@@ -7,5 +7,5 @@
  * import { Backoff, Wakeup } from '@kanri/timing';
  * ```
  */
-export { Backoff, type BackoffOptions, backoffCeiling } from './backoff.js';
+export { Backoff, type BackoffOptions, backoffCeiling, backoffDelay } from './backoff.js';
 export { sleepUnlessAborted, Wakeup } from './wakeup.js';

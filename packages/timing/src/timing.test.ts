@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff, backoffCeiling } from './backoff.js';
+import { Backoff, backoffCeiling, backoffDelay } from './backoff.js';
 import { sleepUnlessAborted, Wakeup } from './wakeup.js';
 
 describe('Backoff', () => {
@@ -20,6 +20,19 @@ describe('Backoff', () => {
     const high = new Backoff({ initialMs: 100, jitter: 0.5, random: () => 0.999999 });
     assert.deepEqual([low.next(), low.next()], [50, 100]);
     assert.deepEqual([high.next(), high.next()], [100, 200]);
+  });
+
+  it('backoffDelay gives the n-th delay without a Backoff object, jittered below its ceiling', () => {
+    const options = { initialMs: 100, maxMs: 5_000, jitter: 0.2 };
+    assert.deepEqual(
+      [0, 2, 9].map((n) => backoffDelay(n, { ...options, random: () => 0 })),
+      [80, 320, 4_000],
+    );
+    assert.deepEqual(
+      [0, 2, 9].map((n) => backoffDelay(n, { ...options, random: () => 0.999999 })),
+      [100, 400, 5_000],
+    );
+    assert.throws(() => backoffDelay(0, { jitter: -1 }), /jitter/);
   });
 
   it('never overflows, however long a loop has failed', () => {

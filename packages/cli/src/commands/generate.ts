@@ -50,7 +50,7 @@ async function readProjectSettings(cwd: string): Promise<ProjectSettings> {
   try {
     pkg = JSON.parse(text);
   } catch (error) {
-    throw new Error(`package.json: not valid JSON (${(error as Error).message})`);
+    throw new Error(`package.json: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   const kanri = pkg.kanri;
   if (kanri === undefined) return {};
@@ -76,7 +76,9 @@ export async function loadOperator(path: string, shown: string): Promise<Operato
   try {
     module = await import(pathToFileURL(path).href);
   } catch (error) {
-    throw new Error(`${shown}: could not be imported: ${(error as Error).message}`, { cause: error });
+    throw new Error(`${shown}: could not be imported: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   const [which, value] = 'default' in module ? ['default', module.default] : ['named "operator"', module.operator];
   if (value === undefined) {
@@ -125,8 +127,10 @@ async function checkChart(chartDir: string, def: OperatorDefinition, namespace: 
     try {
       return (await run(helm, args, { maxBuffer: 64 * 1024 * 1024 })).stdout;
     } catch (error) {
-      const e = error as { stdout?: string; stderr?: string };
-      throw new Error(`check: helm ${args[0]} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`.trimEnd());
+      // execFile's error carries the child's output beside its message.
+      const stdout = error instanceof Error && 'stdout' in error ? String(error.stdout) : '';
+      const stderr = error instanceof Error && 'stderr' in error ? String(error.stderr) : '';
+      throw new Error(`check: helm ${args[0]} failed:\n${stdout}${stderr}`.trimEnd(), { cause: error });
     }
   };
   await helmRun(['lint', '--strict', chartDir]);
@@ -191,7 +195,7 @@ async function generate(options: GenerateOptions): Promise<void> {
       await writeFile(join(cwd, 'Dockerfile'), operatorDockerfile({ main }), { flag: 'wx' });
       console.log(`wrote Dockerfile (ENTRYPOINT node ${main})`);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error;
       console.log('kept Dockerfile (it exists; kanri generate never overwrites it)');
     }
   }

@@ -42,7 +42,10 @@ async function installCrds(client: KubeClient, crds: readonly KubeObject[], show
     try {
       await client.apply(crd, { fieldManager: 'kanri-dev', force: true });
     } catch (error) {
-      throw new Error(`${shown}: the API server refused CRD ${name}: ${(error as Error).message}`, { cause: error });
+      throw new Error(
+        `${shown}: the API server refused CRD ${name}: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
     names.push(name);
   }

@@ -67,7 +67,10 @@ async function readConfigFile(path: string): Promise<KubeconfigFile> {
   try {
     return (parse(text) ?? {}) as KubeconfigFile;
   } catch (error) {
-    throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(error as Error).message}`, { cause: error });
+    throw new KubeconfigError(
+      `kubeconfig ${path} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }
 

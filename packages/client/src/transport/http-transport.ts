@@ -51,9 +51,15 @@ function buildUrlPath(path: string, query: HttpRequest['query']): string {
   return qs ? `${path}?${qs}` : path;
 }
 
+function codeOf(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null && 'code' in value && typeof value.code === 'string'
+    ? value.code
+    : undefined;
+}
+
+/** Node's code for a failed connection (ECONNREFUSED…), on undici's error or the cause it wraps. */
 function networkErrorCode(error: unknown): string | undefined {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e?.code ?? e?.cause?.code;
+  return codeOf(error) ?? (error instanceof Error ? codeOf(error.cause) : undefined);
 }
 
 export class HttpTransport {
@@ -153,7 +159,7 @@ export class HttpTransport {
         throw new ConnectionError(
           context,
           code,
-          `cannot reach ${this.connection.server}: ${(error as Error).message}`,
+          `cannot reach ${this.connection.server}: ${error instanceof Error ? error.message : String(error)}`,
           { cause: error },
         );
       }

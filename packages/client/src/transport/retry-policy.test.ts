@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelay, decideRetry } from './retry-policy.js';
+import { decideRetry } from './retry-policy.js';
 
 const base = { attempt: 1, maxAttempts: 5, random: () => 0.5 };
 
@@ -29,11 +29,17 @@ describe('decideRetry', () => {
     assert.equal(decideRetry({ ...base, attempt: 5, method: 'GET', statusCode: 503 }).retry, false);
   });
 
-  it('backs off exponentially up to a cap', () => {
-    const mid = () => 0.5;
-    assert.equal(backoffDelay(1, mid), 100);
-    assert.equal(backoffDelay(2, mid), 200);
-    assert.equal(backoffDelay(4, mid), 800);
-    assert.equal(backoffDelay(20, mid), 5000);
+  it('backs off exponentially from 100 ms up to 5 s, jittered down by at most a fifth', () => {
+    const delay = (attempt: number, random: () => number) =>
+      decideRetry({ method: 'GET', statusCode: 503, attempt, maxAttempts: 100, random }).delayMs;
+    const top = () => 0.999999;
+    assert.deepEqual(
+      [1, 2, 4, 20].map((attempt) => delay(attempt, top)),
+      [100, 200, 800, 5000],
+    );
+    assert.deepEqual(
+      [1, 2, 4, 20].map((attempt) => delay(attempt, () => 0)),
+      [80, 160, 640, 4000],
+    );
   });
 });

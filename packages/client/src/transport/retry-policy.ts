@@ -6,6 +6,7 @@
  * - a refused connection (nothing was sent): any verb;
  * - 5xx, a reset connection or a timeout: only reads (GET), since a write may have been applied.
  */
+import { backoffDelay } from '@kanri/timing';
 
 export interface RetryDecision {
   readonly retry: boolean;
@@ -23,18 +24,16 @@ export interface RetryInput {
   readonly random?: () => number;
 }
 
-/** Exponential backoff from 100 ms, capped at 5 s, with ±20% jitter so retrying clients spread out. */
-export function backoffDelay(attempt: number, random: () => number = Math.random): number {
-  const base = Math.min(5_000, 100 * 2 ** (attempt - 1));
-  return Math.round(base * (0.8 + 0.4 * random()));
-}
+/** The retries' backoff: 100 ms doubling to 5 s, the last fifth random so retrying clients spread out. */
+const RETRY_BACKOFF = { initialMs: 100, maxMs: 5_000, jitter: 0.2 } as const;
 
 const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export function decideRetry(input: RetryInput): RetryDecision {
   const no = { retry: false, delayMs: 0 };
   if (input.attempt >= input.maxAttempts) return no;
-  const delayMs = backoffDelay(input.attempt, input.random);
+  // `attempt` counts from 1: the first retry waits about initialMs.
+  const delayMs = backoffDelay(input.attempt - 1, { ...RETRY_BACKOFF, random: input.random });
   const isRead = input.method === 'GET' || input.method === 'HEAD';
   if (input.statusCode === 429) {
     return { retry: true, delayMs: input.retryAfterSeconds !== undefined ? input.retryAfterSeconds * 1000 : delayMs };

@@ -8,10 +8,34 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
 
-/** The agent's report on `pod` (see contract/instance-report.ts). */
-export const readReport = (pod: Pod): InstanceReport | undefined => readPodReport(pod);
+/**
+ * The report fields the operator acts on. `readReport` returns only these (and `updatedAt`, read
+ * as freshness), so the operator cannot start reading another field without adding it here, and
+ * the Pod predicate, which wakes the controller only when one of these changed, stays in step.
+ */
+export const REPORT_FIELDS_READ = ['role', 'ready', 'timeline', 'lagBytes', 'systemIdentifier', 'message'] as const;
 
-function podReady(pod: Pod): boolean {
+/** What the operator sees of an agent's report. */
+export type ReportView = Pick<InstanceReport, (typeof REPORT_FIELDS_READ)[number] | 'updatedAt'>;
+
+/** Agents refresh their report at least every 10 s; three missed refreshes mean it is not serving. */
+export const REPORT_STALE_AFTER_MS = 30_000;
+
+/** The operator's view of the agent's report on `pod` (decoded by contract/instance-report.ts). */
+export function readReport(pod: Pod): ReportView | undefined {
+  const report = readPodReport(pod);
+  if (!report) return undefined;
+  const view: Partial<Record<keyof ReportView, unknown>> = { updatedAt: report.updatedAt };
+  for (const field of REPORT_FIELDS_READ) view[field] = report[field];
+  return view as ReportView;
+}
+
+/** True while a report is recent enough to be believed at `nowMs`. */
+export function isReportFresh(report: ReportView, nowMs: number, staleAfterMs = REPORT_STALE_AFTER_MS): boolean {
+  return nowMs - Date.parse(report.updatedAt) < staleAfterMs;
+}
+
+export function podReady(pod: Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
@@ -30,13 +54,12 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
   const now = input.now ?? new Date();
   const generation = cluster.metadata?.generation;
   const previous = cluster.status;
-  // Agents refresh their report at least every 10 s; three missed refreshes mean it is not serving.
-  const staleAfter = input.staleAfterMs ?? 30_000;
+  const staleAfter = input.staleAfterMs ?? REPORT_STALE_AFTER_MS;
   const instances = [...pods]
     .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
     .map((pod) => {
       const report = readReport(pod);
-      const fresh = report ? now.getTime() - Date.parse(report.updatedAt) < staleAfter : false;
+      const fresh = report ? isReportFresh(report, now.getTime(), staleAfter) : false;
       const role = pod.metadata?.labels?.[LABEL.role] ?? report?.role;
       return {
         name: pod.metadata?.name ?? '',

@@ -4,11 +4,12 @@
  * the agents' reports into status. Every step is idempotent; a restart mid-way converges.
  *
  * Pods and PVCs are mostly immutable, so they are created once and afterwards only their labels
- * are re-applied (under a separate field manager, so the operator never claims, and later drops,
- * fields of a spec it cannot change anyway).
+ * are re-applied (`ctx.applyMetadata`, under a separate field manager, so the operator never
+ * claims, and later drops, fields of a spec it cannot change anyway).
  */
 import { randomBytes } from 'node:crypto';
-import { controller, type KubeObject, type ReconcileContext, withOwner } from '@kanri/runtime';
+import { ignoreNotFound } from '@kanri/client';
+import { controller, type KubeObject, type ReconcileContext } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, KIND, LABEL, ROLE } from '../contract/index.js';
@@ -21,8 +22,8 @@ import { type Credentials, secretNames, secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
+import { instancePodPredicate } from './pod-predicate.js';
 
-const METADATA_MANAGER = 'postgres-operator/metadata';
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
 const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
 
@@ -73,42 +74,23 @@ function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance
   }));
 }
 
-async function ensureLabels(ctx: ReconcileContext<PostgresCluster>, cluster: PostgresCluster, desired: KubeObject) {
-  const meta = desired.metadata ?? {};
-  const patch = withOwner(
-    {
-      apiVersion: desired.apiVersion,
-      kind: desired.kind,
-      metadata: { name: meta.name, namespace: meta.namespace, labels: meta.labels },
-    },
-    cluster,
-  );
-  await ctx.client.resourceFor(patch).apply(patch, { fieldManager: METADATA_MANAGER, force: true, signal: ctx.signal });
-}
-
+/**
+ * Creates `desired` once; afterwards only its labels are kept up to date (a no-op while the
+ * cached object carries them). A create that finds the name taken is fine: the cache may lag our
+ * own earlier create, and the next event brings the object.
+ */
 async function createIfMissing(
   ctx: ReconcileContext<PostgresCluster>,
-  cluster: PostgresCluster,
   existing: KubeObject | undefined,
   desired: KubeObject,
 ) {
-  if (existing) {
-    const want = desired.metadata?.labels ?? {};
-    const have = existing.metadata?.labels ?? {};
-    if (Object.entries(want).some(([k, v]) => have[k] !== v)) await ensureLabels(ctx, cluster, desired);
-    return;
-  }
-  const owned = withOwner(desired, cluster);
-  try {
-    await ctx.client.resourceFor(owned).create(owned, { signal: ctx.signal });
-  } catch (error) {
-    // The cache may lag our own earlier create; the next event brings the object.
-    if ((error as { status?: number }).status !== 409) throw error;
-  }
+  if (existing) await ctx.applyMetadata(desired, { labels: desired.metadata?.labels });
+  else await ctx.create(desired);
 }
 
 export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
-  .owns('v1', 'Pod')
+  // Agents rewrite their Pod's report every ~10 s; only changes to what the reconcile reads wake it.
+  .owns('v1', 'Pod', instancePodPredicate())
   .owns('v1', 'PersistentVolumeClaim')
   .owns('v1', 'Service')
   .owns('v1', 'Secret')
@@ -144,17 +126,23 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const victim of plan.remove) {
       ctx.log.info({ instance: victim.name }, 'scaling down: removing replica');
       await ctx.event('Normal', 'ScalingDown', `removing replica ${victim.name}`);
-      if (victim.hasPod) await ctx.client.resource<Pod>('v1', 'Pod').delete(victim.name, { namespace }).catch(notFound);
+      if (victim.hasPod) await ctx.delete({ apiVersion: 'v1', kind: 'Pod', name: victim.name, namespace });
       const retain = cluster.spec.persistentVolumeClaimRetentionPolicy?.whenScaled === 'Retain';
       const claimName = `${victim.name}-pgdata`;
       if (retain) {
         // Released from the cluster: no owner reference, so deleting the cluster keeps it too.
-        await ctx.client
-          .resource('v1', 'PersistentVolumeClaim')
-          .patch(claimName, { metadata: { ownerReferences: null } }, { namespace, type: 'merge' })
-          .catch(notFound);
+        // (Removing a field another writer set is no apply; the context has no verb for it.)
+        await ignoreNotFound(
+          ctx.client
+            .resource('v1', 'PersistentVolumeClaim')
+            .patch(
+              claimName,
+              { metadata: { ownerReferences: null } },
+              { namespace, type: 'merge', signal: ctx.signal },
+            ),
+        );
       } else {
-        await ctx.client.resource('v1', 'PersistentVolumeClaim').delete(claimName, { namespace }).catch(notFound);
+        await ctx.delete({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: claimName, namespace });
       }
     }
 
@@ -163,7 +151,6 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         const claim = dataVolumeClaim(cluster, instance.name, instance.set, instance.setIndex);
         await createIfMissing(
           ctx,
-          cluster,
           claims.find((c) => c.metadata?.name === claim.metadata?.name),
           claim,
         );
@@ -176,16 +163,11 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         if (existing?.metadata?.deletionTimestamp) continue; // recreated once gone
         if (!existing)
           ctx.log.info({ instance: instance.name, bootstrap: plan.initdb === instance.name }, 'creating instance');
-        await createIfMissing(ctx, cluster, existing, pod);
+        await createIfMissing(ctx, existing, pod);
       }
     } else {
       for (const pod of pods) {
-        if (!pod.metadata?.deletionTimestamp) {
-          await ctx.client
-            .resource('v1', 'Pod')
-            .delete(pod.metadata?.name ?? '', { namespace })
-            .catch(notFound);
-        }
+        if (!pod.metadata?.deletionTimestamp) await ctx.delete({ ...pod, apiVersion: 'v1', kind: 'Pod' });
       }
     }
 
@@ -207,7 +189,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     await ctx.setStatus(status);
     if (isReady && !wasReady)
       await ctx.event('Normal', 'Ready', `${desired} instances ready, primary ${status.primary}`);
-    // Reports arrive as Pod updates, which wake this controller; the requeue only ages stale reports.
+    // Reports that change what the status shows arrive as Pod updates, which wake this controller;
+    // the requeue only ages reports that stopped coming.
     return { requeueAfter: '30s' };
   });
 
@@ -248,8 +231,4 @@ async function trackSwitchover(
     return undefined;
   }
   return known;
-}
-
-function notFound(error: unknown): void {
-  if ((error as { status?: number }).status !== 404) throw error;
 }

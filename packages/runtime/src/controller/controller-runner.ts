@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { createDeadline } from '../deadline.js';
 import type { EventRecorder } from '../helpers/event-recorder.js';
 import { finalizer } from '../helpers/finalizer.js';
-import type { InformerPool } from '../manager/informer-pool.js';
+import type { InformerPool } from '../informers/informer-pool.js';
 import type { RuntimeMetrics } from '../metrics/runtime-metrics.js';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.js';
 import { WorkQueue } from '../queue/work-queue.js';

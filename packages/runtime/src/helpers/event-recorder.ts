@@ -6,7 +6,7 @@
  * is logged, never thrown into the reconcile.
  */
 import { randomBytes } from 'node:crypto';
-import type { KubeClient, KubeObject } from '@kanri/client';
+import { formatMicroTime, type KubeClient, type KubeObject } from '@kanri/client';
 import type { Logger } from 'pino';
 
 export type EventType = 'Normal' | 'Warning';
@@ -24,11 +24,6 @@ export interface EventRecorderOptions {
 const SERIES_WINDOW_MS = 6 * 60_000;
 const BURST = 25;
 const REFILL_MS = 5 * 60_000;
-
-/** Kubernetes MicroTime: RFC 3339 with microseconds. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 interface Recorded {
   name: string;
@@ -79,7 +74,7 @@ export class EventRecorder {
         previous.count++;
         await events.patch(
           previous.name,
-          { series: { count: previous.count, lastObservedTime: microTime(now) } },
+          { series: { count: previous.count, lastObservedTime: formatMicroTime(new Date(now)) } },
           { namespace: previous.namespace },
         );
         return;
@@ -89,7 +84,7 @@ export class EventRecorder {
       const name = `${meta.name}.${randomBytes(8).toString('hex')}`;
       await events.create({
         metadata: { name, namespace },
-        eventTime: microTime(now),
+        eventTime: formatMicroTime(new Date(now)),
         reportingController: this.#options.controller,
         reportingInstance: this.#options.instance,
         action,

@@ -2,22 +2,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { parseBindAddress } from '../net/bind-address.js';
 
 export interface HealthServerOptions {
   /** `host:port`; `:8080` binds every interface, `127.0.0.1:0` a free loopback port. */
   readonly bindAddress: string;
   readonly ready: () => boolean;
   readonly registry: Registry;
-}
-
-export function parseBindAddress(bindAddress: string): { host: string | undefined; port: number } {
-  const colon = bindAddress.lastIndexOf(':');
-  const host = colon > 0 ? bindAddress.slice(0, colon) : undefined;
-  const port = Number(bindAddress.slice(colon + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new RangeError(`bindAddress "${bindAddress}" must be host:port or :port with a port from 0 to 65535`);
-  }
-  return { host, port };
 }
 
 export async function startHealthServer(options: HealthServerOptions): Promise<{ server: Server; port: number }> {
@@ -32,7 +23,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<{
     } else if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),
-        (error: Error) => res.writeHead(500).end(error.message),
+        (error: unknown) => res.writeHead(500).end(error instanceof Error ? error.message : String(error)),
       );
     } else {
       res.writeHead(404).end('not found');

@@ -16,12 +16,12 @@ import type { Registry } from 'prom-client';
 import { ControllerRunner } from '../controller/controller-runner.js';
 import type { ControllerDefinition } from '../controller/definition.js';
 import { EventRecorder } from '../helpers/event-recorder.js';
+import { InformerPool } from '../informers/informer-pool.js';
 import { LeaderElector } from '../leader/leader-election.js';
 import { createLogger, type Logger } from '../logger.js';
 import { RuntimeMetrics } from '../metrics/runtime-metrics.js';
 import { type WebhookOptions, WebhookRunner } from '../webhook/webhook-runner.js';
 import { startHealthServer } from './health-server.js';
-import { InformerPool } from './informer-pool.js';
 
 export interface LeaderElectionConfig {
   /** Namespace of the Lease. */

@@ -6,6 +6,7 @@
  * Caveats: per-key limiters remember every key that failed until `forget(key)` is called, so a
  * caller must forget a key once it succeeds (or is deleted), as controller-runtime does.
  */
+import { backoffCeiling } from '@kanri/timing';
 
 /**
  * Decides how long a key waits before it is retried.
@@ -50,8 +51,8 @@ export function exponentialFailureRateLimiter<K>(baseMs = 5, maxMs = 1_000_000):
     when(key) {
       const n = failures.get(key) ?? 0;
       failures.set(key, n + 1);
-      // 2^1024 is Infinity, and 0 * Infinity is NaN: bounding the exponent keeps baseMs = 0 at 0.
-      return Math.min(maxMs, baseMs * 2 ** Math.min(n, 1000));
+      // No jitter, as client-go: the queue spreads retries with the shared bucket limiter instead.
+      return backoffCeiling(n, { initialMs: baseMs, maxMs, factor: 2 });
     },
     forget(key) {
       failures.delete(key);

@@ -82,7 +82,7 @@ export function parseAdmissionReview(body: string): AdmissionReview & { readonly
   try {
     review = JSON.parse(body) as Partial<AdmissionReview>;
   } catch (error) {
-    throw new Error(`the body is not JSON: ${(error as Error).message}`);
+    throw new Error(`the body is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (review?.kind !== 'AdmissionReview' || typeof review.apiVersion !== 'string') {
     throw new Error('the body is not an AdmissionReview (kind and apiVersion missing or wrong)');

@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
-import { parseBindAddress } from '../manager/health-server.js';
+import { parseBindAddress } from '../net/bind-address.js';
 import {
   type AdmissionDecision,
   type AdmissionHandler,
@@ -123,7 +123,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
         try {
           review = parseAdmissionReview(body);
         } catch (error) {
-          return plain(400, (error as Error).message);
+          return plain(400, error instanceof Error ? error.message : String(error));
         }
         const { request } = review;
         let decision: AdmissionDecision;
@@ -131,7 +131,11 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           decision = await handler(request, aborted.signal);
         } catch (error) {
           log?.error({ err: error, path, uid: request.uid }, 'admission handler failed; refusing the request');
-          decision = { allowed: false, code: 500, message: `${path} failed: ${(error as Error)?.message ?? error}` };
+          decision = {
+            allowed: false,
+            code: 500,
+            message: `${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+          };
         }
         const context = {
           path,
@@ -155,7 +159,8 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
           return plain(413, `an AdmissionReview may be at most ${limit} bytes`, { connection: 'close' });
         }
         log?.warn({ err: error, path }, 'admission request failed');
-        if (!res.destroyed) plain(400, `could not read the request: ${(error as Error).message}`);
+        if (!res.destroyed)
+          plain(400, `could not read the request: ${error instanceof Error ? error.message : String(error)}`);
       });
   });
   // A client that resets mid-handshake or mid-request must not take the process down.

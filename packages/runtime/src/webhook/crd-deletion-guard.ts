@@ -158,7 +158,13 @@ async function listInstances(
         });
         return sampleInstances(list);
       } catch (error) {
-        errors.push(deadline.aborted ? `listing ${version} timed out after ${timeoutMs} ms` : (error as Error).message);
+        errors.push(
+          deadline.aborted
+            ? `listing ${version} timed out after ${timeoutMs} ms`
+            : error instanceof Error
+              ? error.message
+              : String(error),
+        );
         if (deadline.aborted) break;
       }
     }

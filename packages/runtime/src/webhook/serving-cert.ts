@@ -187,14 +187,17 @@ export function servingCertificateProblem(
   try {
     ca = new X509Certificate(certificate.caCertPem);
   } catch (error) {
-    return { reason: `the CA is unreadable: ${(error as Error).message}`, keepCa: false };
+    return { reason: `the CA is unreadable: ${error instanceof Error ? error.message : String(error)}`, keepCa: false };
   }
   if (new Date(ca.validTo).getTime() - now < margin) return { reason: `the CA expires ${ca.validTo}`, keepCa: false };
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(certificate.certPem);
   } catch (error) {
-    return { reason: `the serving certificate is unreadable: ${(error as Error).message}`, keepCa: true };
+    return {
+      reason: `the serving certificate is unreadable: ${error instanceof Error ? error.message : String(error)}`,
+      keepCa: true,
+    };
   }
   if (!leaf.verify(ca.publicKey)) return { reason: 'the serving certificate was not issued by the CA', keepCa: true };
   if (new Date(leaf.validTo).getTime() - now < margin) return { reason: `it expires ${leaf.validTo}`, keepCa: true };

@@ -10,8 +10,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeClient, type KubeObject, NotFoundError } from '@kanri/client';
+import { Backoff } from '@kanri/timing';
 import type { Logger } from '../logger.js';
-import { parseBindAddress } from '../manager/health-server.js';
+import { parseBindAddress } from '../net/bind-address.js';
 import type { AdmissionHandler } from './admission-review.js';
 import { type AdmissionServer, startAdmissionServer } from './admission-server.js';
 import { CRD_DELETION_GUARD_PATH, crdDeletionGuard } from './crd-deletion-guard.js';
@@ -279,12 +280,14 @@ export class WebhookRunner {
 
   /** Runs `step` until it succeeds, with backoff from 0.5 s to 30 s; rejects only when `signal` aborts. */
   async #retry<T>(what: string, signal: AbortSignal, step: () => Promise<T>): Promise<T> {
-    for (let delay = 500; ; delay = Math.min(delay * 2, 30_000)) {
+    const backoff = new Backoff({ initialMs: 500, maxMs: 30_000, jitter: 0 });
+    for (;;) {
       signal.throwIfAborted();
       try {
         return await step();
       } catch (error) {
         if (signal.aborted) throw error;
+        const delay = backoff.next();
         this.#log.warn({ err: error, retryInMs: delay }, `could not ${what}; retrying`);
         await sleep(delay, undefined, { signal });
       }

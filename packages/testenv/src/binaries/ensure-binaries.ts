@@ -11,6 +11,7 @@ import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
+import { errnoCode } from '../errno.js';
 import { BinaryBuildError } from '../errors.js';
 import { allComponents, type BinaryName, type ComponentSpec, helmComponent } from '../versions.js';
 import { type ProgressListener, streamProgressReporter } from './build-progress.js';
@@ -84,7 +85,7 @@ async function buildLocked(component: ComponentSpec, root: string, options: Ensu
         },
       });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+      if (errnoCode(error) !== 'ELOCKED') throw error;
       onProgress({
         component: component.name,
         version: component.version,

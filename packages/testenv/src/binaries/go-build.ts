@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { errnoCode } from '../errno.js';
 import { BinaryBuildError } from '../errors.js';
 import type { BuildPhase, ProgressListener } from './build-progress.js';
 import type { GoBuildPlan, GoCommand } from './go-build-plan.js';
@@ -36,7 +37,7 @@ function runGo(command: GoCommand, options: RunOptions): Promise<string[]> {
     createInterface({ input: child.stderr }).on('line', remember);
     child.on('error', (error) => {
       const hint =
-        (error as NodeJS.ErrnoException).code === 'ENOENT'
+        errnoCode(error) === 'ENOENT'
           ? 'the `go` command was not found; install Go 1.26 or set KUBEBUILDER_ASSETS to a directory holding the binaries'
           : `could not run go ${command.args[0]}`;
       reject(new BinaryBuildError(options.component, `${options.component}: ${hint}`, '', { cause: error }));

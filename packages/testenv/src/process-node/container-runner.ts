@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffCeiling } from '@kanri/timing';
 import type { ConfigMap, Container, ContainerState, ContainerStatus, Secret } from 'kubernetes-types/core/v1.js';
 import { encode, kubeTime } from './api.js';
 import { ContainerProcess } from './container-process.js';
@@ -30,7 +31,7 @@ const SIGNALS: Partial<Record<NodeJS.Signals, number>> = {
 
 /** Restart back-off: 1 s doubling to 10 s (the kubelet's 10 s to 5 min is too slow for tests). */
 export function restartDelayMs(consecutiveCrashes: number): number {
-  return Math.min(1000 * 2 ** consecutiveCrashes, 10_000);
+  return backoffCeiling(consecutiveCrashes, { initialMs: 1_000, maxMs: 10_000 });
 }
 
 export class ContainerRunner {
@@ -250,7 +251,12 @@ export class ContainerRunner {
     let configFailures = 0;
     while (!signal.aborted) {
       const prepared = await this.#prepare().catch(
-        (error: Error) => ({ ok: false, reason: 'CreateContainerConfigError', message: error.message }) as const,
+        (error: unknown) =>
+          ({
+            ok: false,
+            reason: 'CreateContainerConfigError',
+            message: error instanceof Error ? error.message : String(error),
+          }) as const,
       );
       if (signal.aborted) break;
       if (!prepared.ok) {
@@ -267,7 +273,9 @@ export class ContainerRunner {
           worker.context.reaper,
         );
       } catch (error) {
-        this.state = { waiting: { reason: 'RunContainerError', message: (error as Error).message } };
+        this.state = {
+          waiting: { reason: 'RunContainerError', message: error instanceof Error ? error.message : String(error) },
+        };
         worker.markDirty();
         await sleep(restartDelayMs(crashes++), undefined, { signal }).catch(() => {});
         continue;

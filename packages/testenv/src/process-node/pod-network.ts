@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { errnoCode } from '../errno.js';
 import { TestenvError } from '../errors.js';
 
 const LEASE_DIR = join(tmpdir(), 'kanri-pod-networks');
@@ -47,7 +48,7 @@ export async function leaseLoopbackBlock(): Promise<{ block: number; release: ()
       });
       return { block, release };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+      if (errnoCode(error) !== 'ELOCKED') throw error;
     }
   }
   throw new TestenvError('no free loopback address block: 254 are in use on this machine');

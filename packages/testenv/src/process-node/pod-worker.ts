@@ -106,8 +106,8 @@ export class PodWorker implements PodHost {
   }
 
   start(): void {
-    this.#running = this.#run().catch((error: Error) =>
-      this.context.log(`${this.key}: ${error.stack ?? error.message}`),
+    this.#running = this.#run().catch((error: unknown) =>
+      this.context.log(`${this.key}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     );
   }
 
@@ -132,8 +132,8 @@ export class PodWorker implements PodHost {
   async #refreshTokens(): Promise<void> {
     for (const { file, at } of [...this.#tokenRefreshAt.values()]) {
       if (Date.now() < at || this.signal.aborted) continue;
-      await this.#writeToken(file).catch((error: Error) =>
-        this.context.log(`${this.key}: token refresh: ${error.message}`),
+      await this.#writeToken(file).catch((error: unknown) =>
+        this.context.log(`${this.key}: token refresh: ${error instanceof Error ? error.message : String(error)}`),
       );
     }
   }
@@ -187,9 +187,9 @@ export class PodWorker implements PodHost {
         await this.#prepareSandbox();
         break;
       } catch (error) {
-        this.#sandboxMessage = (error as Error).message;
+        this.#sandboxMessage = error instanceof Error ? error.message : String(error);
         if (!(error instanceof ApiError) && !(error instanceof VolumeNotReady)) {
-          this.context.log(`${this.key}: preparing: ${(error as Error).message}`);
+          this.context.log(`${this.key}: preparing: ${error instanceof Error ? error.message : String(error)}`);
         }
         this.markDirty();
         await sleep(2_000, undefined, { signal }).catch(() => {});
@@ -253,8 +253,8 @@ export class PodWorker implements PodHost {
           gracePeriodSeconds: 0,
           preconditions: { uid: this.uid },
         })
-        .catch((error: Error) => {
-          this.context.log(`${this.key}: final delete: ${error.message}`);
+        .catch((error: unknown) => {
+          this.context.log(`${this.key}: final delete: ${error instanceof Error ? error.message : String(error)}`);
           return false;
         });
       this.#finalDeleteDone = deleted;
@@ -347,7 +347,7 @@ export class PodWorker implements PodHost {
           if (error.status !== 404) this.context.log(`${this.key}: status: ${error.message}`);
           return;
         }
-        this.context.log(`${this.key}: status: ${(error as Error).message}`);
+        this.context.log(`${this.key}: status: ${error instanceof Error ? error.message : String(error)}`);
         setTimeout(() => this.markDirty(), 1_000).unref();
       }
     });

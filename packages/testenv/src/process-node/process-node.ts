@@ -247,7 +247,9 @@ export class ProcessNodeAgent implements ProcessNode {
 
   #every(ms: number, task: () => Promise<void>) {
     const timer = setInterval(() => {
-      task().catch((error: Error) => this.log(`periodic task: ${error.message}`));
+      task().catch((error: unknown) =>
+        this.log(`periodic task: ${error instanceof Error ? error.message : String(error)}`),
+      );
     }, ms);
     timer.unref();
     this.#timers.push(timer);
@@ -292,7 +294,7 @@ export class ProcessNodeAgent implements ProcessNode {
       return;
     }
     this.#syncing = this.#sync()
-      .catch((error: Error) => this.log(`sync: ${error.message}`))
+      .catch((error: unknown) => this.log(`sync: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         this.#syncing = undefined;
         if (this.#syncAgain) {

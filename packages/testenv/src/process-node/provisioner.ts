@@ -97,7 +97,9 @@ export class LocalProvisioner {
       return;
     }
     this.#syncing = this.#sync()
-      .catch((error: Error) => this.#config.log(`provisioner: ${error.message}`))
+      .catch((error: unknown) =>
+        this.#config.log(`provisioner: ${error instanceof Error ? error.message : String(error)}`),
+      )
       .finally(() => {
         this.#syncing = undefined;
         if (this.#again) {

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { KubeObject } from '@kanri/client';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
+import { REPORT_FIELDS_READ } from './cluster-status.js';
+import { instancePodChanged, instancePodPredicate } from './pod-predicate.js';
+
+const nowMs = Date.parse('2026-11-29T12:00:00Z');
+const report: InstanceReport = {
+  role: 'replica',
+  ready: true,
+  timeline: 1,
+  systemIdentifier: '742',
+  receivedLsn: '0/3000000',
+  replayedLsn: '0/3000000',
+  lagBytes: 0,
+  updatedAt: new Date(nowMs - 5_000).toISOString(),
+};
+const pod = (change: Partial<InstanceReport> = {}, edit: (p: Pod) => Pod = (p) => p): Pod =>
+  edit({
+    metadata: {
+      name: 'db-i-1',
+      labels: { [LABEL.role]: 'replica', [LABEL.instance]: 'db-i-1' },
+      annotations: { [ANNOTATION.status]: JSON.stringify({ ...report, ...change }) },
+      ownerReferences: [
+        { apiVersion: 'postgres.kanri.dev/v1', kind: 'PostgresCluster', name: 'db', uid: 'u1', controller: true },
+      ],
+    },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+const changed = (old: Pod, next: Pod) => instancePodChanged(old, next, nowMs);
+
+describe('instancePodChanged', () => {
+  it('ignores a report rewrite that moves only what the operator does not read', () => {
+    const later = { updatedAt: new Date(nowMs - 1_000).toISOString() };
+    assert.equal(changed(pod(), pod({ ...later, receivedLsn: '0/4000000', replayedLsn: '0/4000000' })), false);
+    assert.equal(changed(pod(), pod({ ...later, failover: 'waiting', switchover: 'x', rejoin: 'y' })), false);
+  });
+
+  it('passes a change of every report field the operator reads', () => {
+    const changes: Record<(typeof REPORT_FIELDS_READ)[number], Partial<InstanceReport>> = {
+      role: { role: 'primary' },
+      ready: { ready: false },
+      timeline: { timeline: 2 },
+      lagBytes: { lagBytes: 4096 },
+      systemIdentifier: { systemIdentifier: '743' },
+      message: { message: 'cannot reach the primary' },
+    };
+    assert.deepEqual(Object.keys(changes).sort(), [...REPORT_FIELDS_READ].sort());
+    for (const [field, change] of Object.entries(changes)) {
+      assert.equal(changed(pod(), pod(change)), true, field);
+    }
+  });
+
+  it('passes labels, owner, phase, deletion and readiness changes, and a report appearing or going', () => {
+    const edits: Record<string, (p: Pod) => Pod> = {
+      label: (p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [LABEL.role]: 'primary' } } }),
+      owner: (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }),
+      phase: (p) => ({ ...p, status: { ...p.status, phase: 'Failed' } }),
+      deletion: (p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-11-29T12:00:00Z' } }),
+      readiness: (p) => ({ ...p, status: { ...p.status, conditions: [{ type: 'Ready', status: 'False' }] } }),
+      'report gone': (p) => ({ ...p, metadata: { ...p.metadata, annotations: {} } }),
+    };
+    for (const [what, edit] of Object.entries(edits)) {
+      assert.equal(changed(pod(), pod({}, edit)), true, what);
+      assert.equal(changed(pod({}, edit), pod()), true, `${what}, reversed`);
+    }
+  });
+
+  it('passes a refresh of a report that had gone stale, since the instance counts again', () => {
+    const stale = pod({ updatedAt: new Date(nowMs - 31_000).toISOString() });
+    assert.equal(changed(stale, pod()), true);
+  });
+});
+
+describe('instancePodPredicate', () => {
+  it('lets adds and deletes through and filters updates by the same rule', () => {
+    const predicate = instancePodPredicate({ now: () => nowMs });
+    const o = (p: Pod) => p as KubeObject;
+    assert.equal(predicate({ type: 'added', object: o(pod()) }), true);
+    assert.equal(predicate({ type: 'deleted', object: o(pod()) }), true);
+    assert.equal(predicate({ type: 'updated', old: o(pod()), object: o(pod({ receivedLsn: '0/5000000' })) }), false);
+    assert.equal(predicate({ type: 'updated', old: o(pod()), object: o(pod({ ready: false })) }), true);
+  });
+});
