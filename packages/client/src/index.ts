@@ -15,6 +15,7 @@
  * ```
  */
 
+export { formatMicroTime } from '@kanri/timing';
 export type { CredentialSource, Credentials } from './config/credentials.js';
 export { KubeconfigError } from './config/kubeconfig-error.js';
 export type { KubeconfigFile } from './config/kubeconfig-file.js';
@@ -26,7 +27,6 @@ export { ignoreNotFound, isAlreadyExists, isConflict, isNotFound } from './error
 export * from './errors.js';
 export type { KubeClientOptions, WriteListener } from './kube-client.js';
 export { KubeClient } from './kube-client.js';
-export { formatMicroTime } from './micro-time.js';
 export type {
   ApplyOptions,
   DeleteOptions,

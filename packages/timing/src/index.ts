@@ -1,5 +1,5 @@
 /**
- * @kanri/timing: the timing primitives shared by every Kanri layer, with no dependencies, so that
+ * @kanri/timing: the timing primitives shared by every Kanri layer (and the one MicroTime formatter), with no dependencies, so that
  * even the test harness (which depends on no other Kanri package) uses the same rules.
  *
  * @example
@@ -8,4 +8,5 @@
  * ```
  */
 export { Backoff, type BackoffOptions, backoffCeiling, backoffDelay } from './backoff.js';
+export { formatMicroTime } from './micro-time.js';
 export { sleepUnlessAborted, Wakeup } from './wakeup.js';

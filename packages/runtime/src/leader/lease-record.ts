@@ -3,6 +3,9 @@
  * and whether it may take the Lease now. Kept free of I/O and of clocks so the rules can be tested alone.
  */
 import type { ObjectOf } from '@kanri/client';
+import { formatMicroTime } from '@kanri/timing';
+
+export { formatMicroTime };
 
 export type Lease = ObjectOf<'coordination.k8s.io/v1', 'Lease'>;
 export type LeaseSpec = NonNullable<Lease['spec']>;
@@ -152,17 +155,4 @@ export function releasedSpec(previous: LeaseRecord, now: Date): LeaseSpec {
     renewTime: time,
     leaseTransitions: previous.leaseTransitions,
   };
-}
-
-/**
- * Kubernetes' MicroTime (`2006-01-02T15:04:05.000000Z`). JavaScript dates stop at milliseconds,
- * so the last three digits are always zero.
- *
- * @example
- * ```ts
- * formatMicroTime(new Date(0)); // '1970-01-01T00:00:00.000000Z'
- * ```
- */
-export function formatMicroTime(date: Date): string {
-  return `${date.toISOString().slice(0, -1)}000Z`;
 }

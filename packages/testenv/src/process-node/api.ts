@@ -166,11 +166,6 @@ export class Api {
   }
 }
 
-/** Kubernetes' MicroTime format (six fractional digits), e.g. for Lease renewTime. */
-export function microTime(date = new Date()): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
 /** Kubernetes' Time format (whole seconds). */
 export function kubeTime(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -8,10 +8,11 @@ import { mkdir } from 'node:fs/promises';
 import { arch } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { formatMicroTime } from '@kanri/timing';
 import type { Node, Pod } from 'kubernetes-types/core/v1.js';
 import type { FaultProxy } from '../fault-proxy.js';
 import { KUBERNETES_VERSION } from '../versions.js';
-import { type Api, encode, kubeTime, microTime } from './api.js';
+import { type Api, encode, kubeTime } from './api.js';
 import type { GroupReaper } from './group-reaper.js';
 import type { ImageMappings } from './image.js';
 import { HOST_IP, type NodeContext, type ProcessContainer } from './node-context.js';
@@ -264,7 +265,11 @@ export class ProcessNodeAgent implements ProcessNode {
   async #renewLease(): Promise<void> {
     const { api } = this.#config;
     const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encode(this.name)}`;
-    const spec = { holderIdentity: this.name, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime() };
+    const spec = {
+      holderIdentity: this.name,
+      leaseDurationSeconds: LEASE_DURATION_SECONDS,
+      renewTime: formatMicroTime(new Date()),
+    };
     const existing = await api.get<{ metadata: { uid: string } }>(path);
     if (existing) {
       await api.patch(path, { spec });

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { formatMicroTime } from '@kanri/client';
+ * import { formatMicroTime } from '@kanri/timing';
  *
  * formatMicroTime(new Date(0)); // '1970-01-01T00:00:00.000000Z'
  * await leases.patch('leader', { spec: { renewTime: formatMicroTime(new Date()) } }, { namespace, type: 'merge' });
