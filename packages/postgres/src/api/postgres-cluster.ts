@@ -226,6 +226,12 @@ export const postgresClusterStatus = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(condition).optional(),
   primary: z.string().optional().describe('Pod name of the current primary.'),
+  lastPrimary: z
+    .string()
+    .optional()
+    .describe(
+      'Pod name of the last instance seen serving as primary; kept while there is none (mid-failover or switchover), so every change of primary is noticed.',
+    ),
   instances: z
     .array(
       z.object({

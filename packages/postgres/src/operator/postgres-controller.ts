@@ -180,7 +180,11 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     });
     const switchover = await trackSwitchover(cluster, status.primary, ctx);
     if (switchover) status.switchover = switchover;
-    const previousPrimary = cluster.status?.primary;
+    // Mid-handover no instance serves as primary, and a status written then has none: compare
+    // with the last one ever seen, or a switchover or failover would pass unrecorded.
+    const previousPrimary = cluster.status?.lastPrimary ?? cluster.status?.primary;
+    const lastPrimary = status.primary ?? previousPrimary;
+    if (lastPrimary) status.lastPrimary = lastPrimary;
     if (previousPrimary && status.primary && previousPrimary !== status.primary) {
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
