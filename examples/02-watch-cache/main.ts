@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { Informer } from '@kanri/cache';
 import { KubeClient } from '@kanri/client';
-import { startControlPlane } from '@kanri/testenv';
+import { startControlPlane, waitFor } from '@kanri/testenv';
 
 /** Applies three ConfigMaps, changes one, deletes one, and returns what the informer saw. */
 export async function main(): Promise<string[]> {
@@ -13,7 +13,7 @@ export async function main(): Promise<string[]> {
   const seen: string[] = [];
   informer.onChange((delta) => seen.push(`${delta.type} ${delta.object.metadata?.name}`));
   try {
-    await informer.waitForSync();
+    await informer.waitForSync(AbortSignal.timeout(30_000));
     for (const name of ['red', 'green', 'blue']) {
       await configMaps.apply(
         { metadata: { name, namespace: 'default', labels: { palette: 'rgb' } }, data: { hex: name } },
@@ -25,7 +25,7 @@ export async function main(): Promise<string[]> {
     await configMaps.delete('green', { namespace: 'default' });
     seen.push(`after delete: ${informer.byIndex('label', 'palette=rgb').length}`);
     // Wait until the watch itself has delivered everything before stopping.
-    while (!seen.includes('deleted green')) await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the watch to deliver the deletion of green', () => seen.includes('deleted green'), 30_000, 50);
     return seen;
   } finally {
     await informer.stop();

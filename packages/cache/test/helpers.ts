@@ -36,3 +36,22 @@ export async function compactEtcd(etcdUrl: string): Promise<number> {
   if (compaction.statusCode !== 200) throw new Error(`etcd compaction failed with ${compaction.statusCode}`);
   return revision;
 }
+
+/**
+ * Waits for an informer's first sync with a deadline, so a cache that never syncs fails the test
+ * with its last error instead of hanging it.
+ */
+export async function synced(
+  informer: { waitForSync(signal?: AbortSignal): Promise<void>; readonly status: { readonly lastError: unknown } },
+  timeoutMs = 30_000,
+): Promise<void> {
+  try {
+    await informer.waitForSync(AbortSignal.timeout(timeoutMs));
+  } catch (error) {
+    const last = informer.status.lastError;
+    throw new Error(
+      `the informer did not sync within ${timeoutMs} ms; last error: ${last instanceof Error ? last.message : 'none'}`,
+      { cause: error },
+    );
+  }
+}

@@ -4,7 +4,7 @@ import { KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, startControlPlane, startFaultProxy } from '@kanri/testenv';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { Informer } from '../src/index.js';
-import { freshSnapshot, snapshotOf, waitFor } from './helpers.js';
+import { freshSnapshot, snapshotOf, synced, waitFor } from './helpers.js';
 
 describe('Informer against a real API server', () => {
   let cp: ControlPlane;
@@ -31,7 +31,7 @@ describe('Informer against a real API server', () => {
     const deltas: string[] = [];
     informer.onChange((d) => deltas.push(`${d.type} ${d.object.metadata?.name}`));
     try {
-      await informer.waitForSync();
+      await synced(informer);
       assert.ok(informer.getByName('cache-a', 'before'));
       assert.equal(
         informer.getByName('cache-a', 'before')?.metadata?.managedFields,
@@ -114,7 +114,7 @@ describe('Informer against a real API server', () => {
     });
     const informer = new Informer(configMaps, { namespace: 'cache-meta', metadataOnly: true }).start();
     try {
-      await informer.waitForSync();
+      await synced(informer);
       const object = informer.getByName('cache-meta', 'big') as KubeObject & { data?: unknown };
       assert.equal(object.kind, 'PartialObjectMetadata');
       assert.deepEqual(object.metadata?.labels, { a: 'b' });
@@ -132,7 +132,7 @@ describe('Informer against a real API server', () => {
       idleTimeoutMs: 2_000,
     }).start();
     try {
-      await informer.waitForSync();
+      await synced(informer);
       await waitFor('the watch to be open', () => proxy.connections > 0);
       proxy.stallOpenConnections();
       const stalledAt = Date.now();
@@ -164,7 +164,7 @@ describe('Informer against a real API server', () => {
       idleTimeoutMs: 600_000,
     }).start();
     try {
-      await informer.waitForSync();
+      await synced(informer);
       await waitFor('the watch to be open', () => proxy.connections > 0);
       proxy.stallOpenConnections(); // the informer now hears nothing from the server
 
@@ -227,7 +227,7 @@ describe('Informer against a real API server', () => {
       namespace,
       backoff: { initialMs: 100, maxMs: 1_000 },
     }).start();
-    await informer.waitForSync();
+    await synced(informer);
     let writing = true;
     let writes = 0;
     // Keep changing objects (update, delete, create) the whole time; failures while the server is down are expected.

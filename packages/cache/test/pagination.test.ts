@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { KubeClient } from '@kanri/client';
 import { type ControlPlane, startControlPlane } from '@kanri/testenv';
 import { Informer } from '../src/index.js';
+import { synced } from './helpers.js';
 
 const COUNT = 20_000;
 
@@ -44,7 +45,7 @@ describe(`${COUNT.toLocaleString('en')} objects`, () => {
   it('syncs them into an informer', async () => {
     const informer = new Informer(client.resource('v1', 'ConfigMap'), { namespace: 'many' }).start();
     try {
-      await informer.waitForSync();
+      await synced(informer, 120_000);
       assert.equal(informer.size, COUNT);
       assert.equal(informer.getByName('many', 'cm-12345')?.metadata?.name, 'cm-12345');
     } finally {

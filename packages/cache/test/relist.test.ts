@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, startControlPlane, startFaultProxy } from '@kanri/testenv';
 import { Informer } from '../src/index.js';
-import { compactEtcd, freshSnapshot, snapshotOf, waitFor } from './helpers.js';
+import { compactEtcd, freshSnapshot, snapshotOf, synced, waitFor } from './helpers.js';
 
 describe('Informer after etcd compaction (410 Gone)', () => {
   let cp: ControlPlane;
@@ -33,7 +33,7 @@ describe('Informer after etcd compaction (410 Gone)', () => {
     const deltas: string[] = [];
     informer.onChange((d) => deltas.push(`${d.type} ${d.object.metadata?.name}`));
     try {
-      await informer.waitForSync();
+      await synced(informer);
       assert.equal(informer.size, 15);
       deltas.length = 0;
 

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ControlPlane, startControlPlane, startFaultProxy } from '@kanri/testenv';
+import { type ControlPlane, startControlPlane, startFaultProxy, within } from '@kanri/testenv';
 import { stringify } from 'yaml';
 import {
   AlreadyExistsError,
@@ -235,8 +235,11 @@ describe('KubeClient against a real API server', () => {
     await configMaps.create({ metadata: { name: 'watched', namespace: 'default' } });
     await configMaps.patch('watched', { data: { x: '1' } }, { namespace: 'default' });
     await configMaps.delete('watched', { namespace: 'default' });
-    await watching;
-    abort.abort();
+    try {
+      await within('the watch to deliver ADDED, MODIFIED and DELETED', watching);
+    } finally {
+      abort.abort();
+    }
     assert.deepEqual(seen, ['ADDED watched', 'MODIFIED watched', 'DELETED watched']);
   });
 

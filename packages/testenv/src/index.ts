@@ -48,4 +48,4 @@ export {
   KUBERNETES_VERSION,
   KWOK_VERSION,
 } from './versions.js';
-export { waitFor } from './wait-for.js';
+export { waitFor, within } from './wait-for.js';

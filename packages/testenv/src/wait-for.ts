@@ -33,3 +33,21 @@ export async function waitFor<T>(
   const shown = last instanceof Error ? last.message : JSON.stringify(last);
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${String(shown).slice(0, 500)}`);
 }
+
+/**
+ * Resolves as `promise` does, or rejects after `timeoutMs` naming `what`, so a test that awaits
+ * an event (a child printing a line, a watch delivering) fails with a message instead of hanging.
+ * The timer is cleared as soon as `promise` settles.
+ *
+ * @example
+ * ```ts
+ * const takeover = await within('the standby to lead', standby.leading, 10_000);
+ * ```
+ */
+export function within<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+  });
+  return Promise.race([promise, timedOut]).finally(() => clearTimeout(timer));
+}
