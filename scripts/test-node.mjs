@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs the test suite under another Node.js major: `npm run test:node -- 22 [filter...]`.
+// Runs the test suite under another Node.js major: `npm run test:node -- 22 [--smoke] [filter...]`
+// (`--smoke`: the unit tests and the short integration files only; see scripts/run-tests.mjs).
 // Node's official binaries are published on the npm registry as `node-<platform>-<arch>`
 // packages, so this needs no download site: the newest release of the major is packed with npm
 // and unpacked once into the Kanri cache (`~/.cache/kanri/node-v<version>`). The build stays
@@ -15,7 +16,7 @@ import { cacheRoot } from '../packages/testenv/dist/src/index.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [major, ...filters] = process.argv.slice(2);
 if (!/^\d+$/.test(major ?? '')) {
-  console.error('usage: node scripts/test-node.mjs <major, e.g. 22> [test path filter...]');
+  console.error('usage: node scripts/test-node.mjs <major, e.g. 22> [--smoke] [test path filter...]');
   process.exit(2);
 }
 
