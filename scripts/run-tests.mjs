@@ -4,8 +4,9 @@
 // `npm test -- control-plane` runs only files whose path contains "control-plane".
 // `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane)
 // plus the short integration files: the examples (a real control plane each: testenv, client,
-// cache, runtime and api end to end) and the README's commands (the `kanri` CLI through npx).
-// CI runs that on the Node majors other than the oldest, which runs everything.
+// cache, runtime and api end to end), the README's commands (the `kanri` CLI through npx) and the
+// PostgreSQL operator's end-to-end suite (operator and agents on process nodes, ~1 min). CI runs
+// that on the Node majors other than the oldest, which runs everything.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -36,7 +37,8 @@ function* testFiles(dir) {
 const inSmoke = (file) =>
   file.includes(`${sep}dist${sep}src${sep}`) ||
   file.startsWith(join(root, 'examples', 'dist') + sep) ||
-  file === join(root, 'packages', 'cli', 'dist', 'test', 'readme.test.js');
+  file === join(root, 'packages', 'cli', 'dist', 'test', 'readme.test.js') ||
+  file === join(root, 'packages', 'postgres', 'dist', 'test', 'cluster.test.js');
 const distDirs = [
   ...readdirSync(join(root, 'packages')).map((pkg) => join(root, 'packages', pkg, 'dist')),
   join(root, 'examples', 'dist'),
