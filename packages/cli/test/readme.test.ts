@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -74,6 +75,18 @@ describe('README commands: finding them', () => {
     assert.throws(() => readmeCommands('<!-- readme-test: skip: x -->\ntext\n```sh\nls\n```'), /right before/);
     const stale = block(['ls'], [{ kind: 'skip', command: 'npm test', reason: 'x', line: 3 }]);
     assert.throws(() => stepsOf(stale), /line 3: the marker names `npm test`, which the block does not hold/);
+  });
+});
+
+describe('README commands: the markers in README.md', () => {
+  it('name only test files that exist', async () => {
+    const { blocks } = readmeCommands(await readFile(join(root, 'README.md'), 'utf8'));
+    const named = blocks.flatMap((b) =>
+      b.markers.flatMap((m) => m.reason.match(/\b(?:packages|examples)\/\S+\.ts\b/g) ?? []),
+    );
+    assert.ok(named.length > 0);
+    for (const path of named)
+      assert.ok(existsSync(join(root, path)), `a readme-test marker names ${path}, which is gone`);
   });
 });
 
