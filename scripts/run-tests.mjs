@@ -20,11 +20,11 @@ const filters = args.filter((a) => a !== '--smoke');
 
 // A hang fails the file instead of hanging CI. Under `node --test`, Node (20 to 24) applies
 // --test-timeout to each test file as a whole and kills the file's process when it expires (run
-// directly, Node 20 and 22 ignore the flag), so this bounds files, not single tests: above the
-// slowest honest file (the failover suites, 4-6 min alone on 2 cores; more beside another), far
-// below a CI job's limit. Awaits that could hang carry their own bounds in the tests (`within`,
-// `waitFor`, an AbortSignal), which fail fast with a message.
-const FILE_TIMEOUT_MS = 20 * 60_000;
+// directly, Node 20 and 22 ignore the flag), so this bounds files, not single tests. It equals
+// the longest timeout a suite declares for itself (30 min, the failover suites, which allow for a
+// loaded machine), so it cuts no suite short. Awaits that could hang carry their own, much
+// shorter bounds in the tests (`within`, `waitFor`, an AbortSignal) and fail fast with a message.
+const FILE_TIMEOUT_MS = 30 * 60_000;
 
 function* testFiles(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
