@@ -20,6 +20,7 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from '../errors.js';
+import { ListDecoder } from './list-decoder.js';
 import { decideRetry } from './retry-policy.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -263,6 +264,20 @@ export class HttpTransport {
     const response = await this.#send(request, false);
     const text = await readText(response.body);
     return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Sends a list request and decodes its items one at a time as the body arrives (see
+   * {@link ListDecoder}), so that a large list never exists as one string next to its objects.
+   */
+  async list<L extends { items: unknown[] }>(request: HttpRequest): Promise<L> {
+    const response = await this.#send(request, false);
+    const items: unknown[] = [];
+    const decoder = new ListDecoder<unknown>((item) => items.push(item));
+    for await (const chunk of response.body) decoder.write(chunk as Buffer);
+    const list = decoder.end() as unknown as L;
+    list.items = items;
+    return list;
   }
 
   /** Opens a streaming response (watch); the caller iterates the body and must finish or destroy it. */
