@@ -8,7 +8,7 @@
  * plus a WebAssembly HTTP parser whose tier-up compile briefly takes ~35 MiB more, against ~2 MiB
  * for the built-in modules (measured by bench/memory, which is what the memory goals are about).
  */
-import { Agent as HttpAgent, type IncomingMessage, type ClientRequest, request as httpRequest } from 'node:http';
+import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterConnection } from '../config/load-kubeconfig.js';

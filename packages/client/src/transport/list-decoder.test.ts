@@ -17,7 +17,10 @@ describe('ListDecoder', () => {
     apiVersion: 'v1',
     metadata: { resourceVersion: '42', continue: 'x"y' },
     items: [
-      { metadata: { name: 'a', annotations: { 'items': '[{"not": "an item"}]', q: 'say \\"hi\\" ]}' } }, data: { k: 'ü€😀' } },
+      {
+        metadata: { name: 'a', annotations: { items: '[{"not": "an item"}]', q: 'say \\"hi\\" ]}' } },
+        data: { k: 'ü€😀' },
+      },
       { metadata: { name: 'b' }, data: { nested: '{[' }, list: [[1, 2], { items: [3] }] },
       { metadata: { name: 'c' } },
     ],
@@ -30,7 +33,11 @@ describe('ListDecoder', () => {
 
   it('finds items wherever the key comes and with any whitespace', () => {
     const text = ' { "items" : [ {"a":1} , {"b":[2]} ] , "kind" : "List", "metadata": {"resourceVersion":"7"} } ';
-    assert.deepEqual(decode(text, 5), { items: [{ a: 1 }, { b: [2] }], kind: 'List', metadata: { resourceVersion: '7' } });
+    assert.deepEqual(decode(text, 5), {
+      items: [{ a: 1 }, { b: [2] }],
+      kind: 'List',
+      metadata: { resourceVersion: '7' },
+    });
     assert.deepEqual(decode('{"kind":"List","items":[]}', 4), { kind: 'List', items: [] });
   });
 

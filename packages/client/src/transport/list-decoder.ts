@@ -67,7 +67,12 @@ export class ListDecoder<T> {
           // An item starts: what came before it (commas, whitespace) belongs to nothing.
           this.#region = 'item';
           from = i;
-        } else if (this.#region === 'envelope' && this.#depth === 2 && byte === OPEN_BRACKET && this.#lastKey === 'items') {
+        } else if (
+          this.#region === 'envelope' &&
+          this.#depth === 2 &&
+          byte === OPEN_BRACKET &&
+          this.#lastKey === 'items'
+        ) {
           this.#envelope.push(chunk.subarray(from, i + 1));
           this.#region = 'between-items';
         }
