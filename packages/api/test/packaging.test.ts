@@ -432,7 +432,7 @@ describe('parseImage, operatorDockerfile, operatorDefinitionProblem', () => {
     assert.equal(text.match(/^FROM node:20-/gm)?.length, 3);
     assert.match(text, /^RUN npm ci --omit=dev/m);
     assert.match(text, /^USER 1000:1000$/m);
-    assert.match(text, /^ENTRYPOINT \["node", "dist\/src\/main\.js"\]$/m);
+    assert.match(text, /^ENTRYPOINT \["node", "--max-semi-space-size=4", "dist\/src\/main\.js"\]$/m);
     assert.ok(text.indexOf('USER') < text.indexOf('ENTRYPOINT'));
     assert.throws(() => operatorDockerfile({ main: '../main.js' }), /inside the project/);
   });

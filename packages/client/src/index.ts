@@ -1,5 +1,5 @@
 /**
- * @kanri/client: a thin, lossless Kubernetes client over undici.
+ * @kanri/client: a thin, lossless Kubernetes client over Node's own http/https.
  *
  * @example
  * ```ts

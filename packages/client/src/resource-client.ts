@@ -156,7 +156,9 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
       resource: qualifiedResource(info),
       name: extra.name,
     };
-    return this.#transport.json<R>({ method, path, ...extra, context });
+    return verb === 'list'
+      ? (this.#transport.list({ method, path, ...extra, context }) as Promise<R & { items: unknown[] }>)
+      : this.#transport.json<R>({ method, path, ...extra, context });
   }
 
   async get(name: string, options: ReadOptions = {}): Promise<T> {

@@ -66,8 +66,10 @@ export async function serve(dir: string): Promise<void> {
       count: 2,
       images: {
         [IMAGE]: {
+          // As the image's ENTRYPOINT (packages/postgres/Dockerfile), with its small young generation.
           entrypoint: [
             process.execPath,
+            '--max-semi-space-size=1',
             runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
           ],
           user: 'postgres',

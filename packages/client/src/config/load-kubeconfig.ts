@@ -6,7 +6,6 @@
 import { access, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse } from 'yaml';
 import {
   type CredentialSource,
   type Credentials,
@@ -64,6 +63,9 @@ async function readConfigFile(path: string): Promise<KubeconfigFile> {
   } catch (error) {
     throw new KubeconfigError(`cannot read kubeconfig ${path}`, { cause: error });
   }
+  // Loaded here, not at import: in a Pod the client uses the service account and never reads YAML,
+  // and the parser is ~4 MiB of RSS a long-running operator or instance agent would carry for nothing.
+  const { parse } = await import('yaml');
   try {
     return (parse(text) ?? {}) as KubeconfigFile;
   } catch (error) {

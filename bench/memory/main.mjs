@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+import { measureAgents, measurePatroni } from './agent-vs-patroni.mjs';
+// `npm run bench:memory`: every memory measurement of bench/memory in turn (see its README) —
+// import costs, idle operators, the instance agent against Patroni — and, last on stdout, one JSON
+// object with every figure and the run's metadata. BENCH_MEMORY_ONLY=imports,idle,ha picks parts.
+import { idleOperators } from './idle-operator.mjs';
+import { importCosts } from './import-cost.mjs';
+import { median, runMetadata } from './lib.mjs';
+
+const only = new Set((process.env.BENCH_MEMORY_ONLY ?? 'imports,idle,ha').split(','));
+const log = (line) => console.error(`[bench:memory] ${line}`);
+const result = { ...runMetadata(), nodeOptions: process.env.NODE_OPTIONS ?? null };
+
+if (only.has('imports')) {
+  log('import costs (a fresh process per import)…');
+  result.imports = importCosts();
+  for (const [name, row] of Object.entries(result.imports)) log(`  ${name.padEnd(18)} ${row.rssMiB} MiB`);
+}
+if (only.has('idle')) {
+  log('idle operators…');
+  result.idleOperator = await idleOperators();
+}
+if (only.has('ha')) {
+  log('instance agents, then Patroni members…');
+  const agents = await measureAgents();
+  const patroni = await measurePatroni();
+  const per = (members, key) => median(members.map((m) => m[key]));
+  result.agent = { members: agents, medianRssMiB: per(agents, 'rssMiB'), medianPrivateMiB: per(agents, 'privateMiB') };
+  result.patroni = {
+    members: patroni,
+    medianRssMiB: per(patroni, 'rssMiB'),
+    medianPrivateMiB: per(patroni, 'privateMiB'),
+  };
+  log(
+    `agent ${result.agent.medianRssMiB} MiB RSS (${result.agent.medianPrivateMiB} private), Patroni ${result.patroni.medianRssMiB} MiB (${result.patroni.medianPrivateMiB})`,
+  );
+}
+result.loadAverageAfter = runMetadata().loadAverage;
+console.log(JSON.stringify(result));
