@@ -9,8 +9,6 @@ import { createDeadline } from '../deadline.js';
 import { DEFAULT_ELECTION_TIMINGS, electionTimingProblems, jittered, settledWithin } from './election-timings.js';
 import type { LeaderElectionLogger, LeaderElectionOptions } from './leader-election-options.js';
 
-export type { LeaderElectionOptions };
-
 import { LeaseFollower } from './lease-follower.js';
 import {
   expiresAtMs,
