@@ -48,7 +48,7 @@ export class AgentStateStore {
   };
   readonly #onVisibleChange: () => void;
 
-  /** `onVisibleChange` runs when anything the report shows (role, leading, phase, stopping) changed. */
+  /** `onVisibleChange` runs when the role, the leadership or stopping changed (what Services route by). */
   constructor(onVisibleChange: () => void = () => undefined) {
     this.#onVisibleChange = onVisibleChange;
   }
@@ -61,12 +61,10 @@ export class AgentStateStore {
     const before = this.#state;
     this.#state = { ...before, ...patch };
     const after = this.#state;
-    if (
-      before.role !== after.role ||
-      before.leading !== after.leading ||
-      before.phase !== after.phase ||
-      before.stopping !== after.stopping
-    )
+    // Role and leadership change what Services route to (the role label, readiness): report at
+    // once. A phase alone waits for the reporter's next tick, so a promotion is not slowed by
+    // report writes for each of its steps.
+    if (before.role !== after.role || before.leading !== after.leading || before.stopping !== after.stopping)
       this.#onVisibleChange();
   }
 
@@ -80,9 +78,14 @@ export class AgentStateStore {
     this.#set({ mode, role, phase, leading: mode === 'lead' ? this.#state.leading : false });
   }
 
-  /** Why the instance cannot serve now; undefined once it serves. */
-  setPhase(phase: string | undefined): void {
+  /**
+   * Why the instance cannot serve now; undefined once it serves. `report` makes the reporter look
+   * at once, for a phase that changes what the instance can serve (a switchover stopping writes).
+   */
+  setPhase(phase: string | undefined, options: { readonly report?: boolean } = {}): void {
+    const before = this.#state.phase;
     this.#set({ phase });
+    if (options.report && before !== phase) this.#onVisibleChange();
   }
 
   /** postgres runs as a writable primary inside a leadership of the Lease. */

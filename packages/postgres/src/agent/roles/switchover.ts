@@ -44,7 +44,7 @@ export async function maybeSwitchover(
   const { name, ip } = target;
   log.info({ target: name }, 'switchover: stopping writes');
   session.switching = true;
-  state.setPhase(`switching over to ${name}`);
+  state.setPhase(`switching over to ${name}`, { report: true });
   let handed = false;
   try {
     // A clean shutdown: the WAL senders send everything up to the shutdown checkpoint first.
@@ -95,7 +95,7 @@ export async function maybeSwitchover(
     if (!leadership.aborted) {
       postgres.start();
       await untilAccepting(ctx.db, leadership);
-      state.setPhase(undefined);
+      state.setPhase(undefined, { report: true });
     }
   } finally {
     if (!handed) session.switching = false;
