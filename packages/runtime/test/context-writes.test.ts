@@ -3,27 +3,19 @@
  * exists, `delete` of one that is gone, and `applyMetadata` under its own field manager.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane } from '@kanri/testenv';
+import { describe, it } from 'node:test';
+import type { KubeClient, KubeObject } from '@kanri/client';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { pino } from 'pino';
 import { controller, Manager, type ReconcileContext } from '../src/index.js';
-import { installWidgetCrd, type Widget, waitFor } from './helpers.js';
+import { useWidgetControlPlane, type Widget, waitFor } from './helpers.js';
 
 const quiet = pino({ level: 'silent' });
 
 describe('ReconcileContext create, delete and applyMetadata', () => {
-  let cp: ControlPlane;
   let client: KubeClient;
-  before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await installWidgetCrd(client);
-  });
-  after(async () => {
-    await client?.close();
-    await cp?.stop();
+  useWidgetControlPlane((env) => {
+    client = env.client;
   });
 
   const configMaps = () => client.resource<ConfigMap>('v1', 'ConfigMap');

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { KubeClient } from '@kanri/client';
-import { type ControlPlane, startControlPlane } from '@kanri/testenv';
+import type { ControlPlane } from '@kanri/testenv';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import { pino } from 'pino';
 import { controller, Manager } from '../src/index.js';
-import { installWidgetCrd, type Widget, waitFor } from './helpers.js';
+import { useWidgetControlPlane, type Widget, waitFor } from './helpers.js';
 import { widgetController } from './widget-controller.js';
 
 const quiet = pino({ level: 'silent' });
@@ -13,14 +13,8 @@ const quiet = pino({ level: 'silent' });
 describe('controllers against a real API server', () => {
   let cp: ControlPlane;
   let client: KubeClient;
-  before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await installWidgetCrd(client);
-  });
-  after(async () => {
-    await client?.close();
-    await cp?.stop();
+  useWidgetControlPlane((env) => {
+    ({ cp, client } = env);
   });
 
   const widgets = () => client.resource<Widget>('test.kanri.dev/v1', 'Widget');

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane } from '@kanri/testenv';
+import { describe, it } from 'node:test';
+import type { KubeClient, KubeObject } from '@kanri/client';
 import { pino } from 'pino';
 import { controller, EventRecorder, Manager } from '../src/index.js';
-import { installWidgetCrd, type Widget, waitFor } from './helpers.js';
+import { useWidgetControlPlane, type Widget, waitFor } from './helpers.js';
 import { widgetController } from './widget-controller.js';
 
 interface EventObject extends KubeObject {
@@ -17,16 +16,9 @@ interface EventObject extends KubeObject {
 }
 
 describe('runtime helpers against a real API server', () => {
-  let cp: ControlPlane;
   let client: KubeClient;
-  before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await installWidgetCrd(client);
-  });
-  after(async () => {
-    await client?.close();
-    await cp?.stop();
+  useWidgetControlPlane((env) => {
+    client = env.client;
   });
 
   it('aggregates repeated events into a series and rate-limits each object', async () => {

@@ -1,6 +1,7 @@
 /** Shared pieces of the runtime's integration tests: a Widget CRD and polling. */
-import type { KubeClient, KubeObject } from '@kanri/client';
-import { waitFor } from '@kanri/testenv';
+import { after, before } from 'node:test';
+import { KubeClient, type KubeObject } from '@kanri/client';
+import { type ControlPlane, startControlPlane, waitFor } from '@kanri/testenv';
 
 export { waitFor };
 
@@ -43,5 +44,24 @@ export async function installWidgetCrd(client: KubeClient): Promise<void> {
   await waitFor('the Widget CRD to be served', async () => {
     await client.resource('test.kanri.dev/v1', 'Widget').list({ namespace: 'default', limit: 1 });
     return true;
+  });
+}
+
+/**
+ * Registers a suite's `before`/`after`: a control plane with the Widget CRD served, and an admin
+ * client, handed to `use` once started; both are stopped after the suite.
+ */
+export function useWidgetControlPlane(use: (env: { cp: ControlPlane; client: KubeClient }) => void): void {
+  let cp: ControlPlane | undefined;
+  let client: KubeClient | undefined;
+  before(async () => {
+    cp = await startControlPlane();
+    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+    await installWidgetCrd(client);
+    use({ cp, client });
+  });
+  after(async () => {
+    await client?.close();
+    await cp?.stop();
   });
 }

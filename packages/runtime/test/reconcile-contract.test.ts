@@ -6,13 +6,12 @@
  * unless the status flips.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane } from '@kanri/testenv';
+import { describe, it } from 'node:test';
+import type { KubeClient, KubeObject } from '@kanri/client';
 import type { ConfigMap, Secret } from 'kubernetes-types/core/v1.js';
 import { pino } from 'pino';
 import { type Condition, conditionTime, controller, Manager, setCondition, TerminalError } from '../src/index.js';
-import { installWidgetCrd, type Widget, waitFor } from './helpers.js';
+import { useWidgetControlPlane, type Widget, waitFor } from './helpers.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -23,16 +22,9 @@ interface ReportingWidget extends KubeObject {
 }
 
 describe('the reconcile contract against a real API server', () => {
-  let cp: ControlPlane;
   let client: KubeClient;
-  before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await installWidgetCrd(client);
-  });
-  after(async () => {
-    await client?.close();
-    await cp?.stop();
+  useWidgetControlPlane((env) => {
+    client = env.client;
   });
 
   const widgets = () => client.resource<ReportingWidget>('test.kanri.dev/v1', 'Widget');
