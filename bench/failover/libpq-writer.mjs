@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { AckLog } from './ack-log.mjs';
 import { withParentDeathSignal } from './processes.mjs';
 
 const script = fileURLToPath(new URL('libpq_writer.py', import.meta.url));
@@ -15,11 +16,7 @@ function fromMonotonicNs(ns) {
   return Number(ns) / 1e6 - offsetMs;
 }
 
-export class LibpqWriter {
-  /** Acknowledged commits: { trial, seq, at (performance.now() when the server acknowledged it), address }. */
-  acks = [];
-  /** Failed attempts (connect or insert), for the report. */
-  failures = 0;
+export class LibpqWriter extends AckLog {
   trial = 0;
   #child;
   #pauses = [];
@@ -31,6 +28,7 @@ export class LibpqWriter {
    * @param credentials { user, password, database }
    */
   constructor(python, { user, password, database }) {
+    super();
     const [cmd, argv] = withParentDeathSignal(python, [script]);
     this.#child = spawn(cmd, argv, {
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -77,19 +75,5 @@ export class LibpqWriter {
     if (this.#child.exitCode == null) this.#child.stdin.end('stop\n');
     await Promise.race([this.#exited, sleep(5_000)]);
     this.#child.kill('SIGKILL');
-  }
-
-  /** The first ack after `since` from an address other than `notAddress`, or undefined. */
-  firstAckAfter(since, notAddress) {
-    // Acks are in time order: only the tail after `since` is looked at.
-    let found;
-    for (let i = this.acks.length - 1; i >= 0 && this.acks[i].at > since; i--) {
-      if (this.acks[i].address !== notAddress) found = this.acks[i];
-    }
-    return found;
-  }
-
-  acksOf(trial) {
-    return this.acks.filter((a) => a.trial === trial);
   }
 }

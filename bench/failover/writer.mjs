@@ -4,6 +4,7 @@
 // driver can tell when writes resumed on a new primary and which acknowledged commits it lacks.
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { AckLog } from './ack-log.mjs';
 
 export const TABLE = 'kanri_bench_writes';
 
@@ -45,11 +46,7 @@ export async function createTable(address, credentials) {
   );
 }
 
-export class Writer {
-  /** Acknowledged commits: { trial, seq, at (performance.now() when the ack arrived), address }. */
-  acks = [];
-  /** Failed attempts (connect or insert), for the report. */
-  failures = 0;
+export class Writer extends AckLog {
   trial = 0;
   #seq = 0;
   #client;
@@ -66,6 +63,7 @@ export class Writer {
    * @param credentials { user, password, database }
    */
   constructor(candidates, credentials) {
+    super();
     this.#candidates = candidates;
     this.#credentials = credentials;
   }
@@ -88,20 +86,6 @@ export class Writer {
     this.#paused = true;
     await this.#loop;
     await this.#disconnect();
-  }
-
-  /** The first ack after `since` from an address other than `notAddress`, or undefined. */
-  firstAckAfter(since, notAddress) {
-    // Acks are in time order: only the tail after `since` is looked at.
-    let found;
-    for (let i = this.acks.length - 1; i >= 0 && this.acks[i].at > since; i--) {
-      if (this.acks[i].address !== notAddress) found = this.acks[i];
-    }
-    return found;
-  }
-
-  acksOf(trial) {
-    return this.acks.filter((a) => a.trial === trial);
   }
 
   async #disconnect() {
