@@ -12,112 +12,27 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
-import type { ProgressListener } from './binaries/build-progress.js';
 import { type BinaryPaths, ensureBinaries } from './binaries/ensure-binaries.js';
 import { buildEtcdArgs, etcdUrl } from './components/etcd.js';
 import { buildApiServerArgs, KUBERNETES_SERVICE_IP } from './components/kube-apiserver.js';
 import { buildControllerManagerArgs } from './components/kube-controller-manager.js';
 import { buildSchedulerArgs } from './components/kube-scheduler.js';
-import { buildKwokArgs, buildKwokConfiguration, buildKwokNode } from './components/kwok.js';
-import { ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
+import { buildKwokArgs, buildKwokConfiguration } from './components/kwok.js';
+import type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane-types.js';
+import { TestenvError, UnsupportedError } from './errors.js';
 import { addUserUnsupported, existingClusterRequested, loadExistingCluster } from './existing-cluster.js';
 import { LOOPBACK, reservePorts } from './free-port.js';
-import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from './kubeconfig.js';
+import { buildKubeconfig, writeKubeconfig } from './kubeconfig.js';
+import { waitNodesReady } from './kwok-nodes-ready.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
-import type { ProcessNode } from './process-node/process-node.js';
-import { type ProcessNodeSet, type ProcessNodesOptions, startProcessNodes } from './process-node/process-nodes.js';
-import { restRequest, restTargetFromKubeconfig } from './rest.js';
+import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
 import type { BinaryName } from './versions.js';
 import { waitHealthy } from './wait-healthy.js';
 
-export interface ControlPlaneOptions {
-  /** Also run kube-controller-manager and kube-scheduler. Default false. */
-  readonly controllers?: boolean;
-  /** Run kwok with this many fake nodes, so Pods get scheduled and become Ready. Default 0. Implies `controllers`. */
-  readonly nodes?: number;
-  /**
-   * Add process nodes, which run Pods' containers as real local processes (see
-   * {@link ProcessNodesOptions}). Implies `controllers`. Use `nodes: 0` for Pods to land only on them.
-   *
-   * @example
-   * ```ts
-   * const cp = await startControlPlane({
-   *   controllers: true,
-   *   processNodes: {
-   *     count: 2,
-   *     images: { 'ghcr.io/kanri-dev/postgres': { entrypoint: [process.execPath, '/abs/agent.js'], user: 'postgres' } },
-   *   },
-   * });
-   * ```
-   */
-  readonly processNodes?: ProcessNodesOptions;
-  /** Extra kube-apiserver flags, appended last so they override. */
-  readonly apiServerArgs?: readonly string[];
-  /** How long each component may take to become healthy. Default 60 s. */
-  readonly startTimeoutMs?: number;
-  /** Where the per-instance data directory is created. Default: the OS temp dir. */
-  readonly baseDir?: string;
-  /** Receives progress if binaries must be built first. Default: lines on stderr. */
-  readonly onBuildProgress?: ProgressListener;
-  /**
-   * Use the cluster from `KUBECONFIG` instead of starting one (envtest's USE_EXISTING_CLUSTER).
-   * Default: `KANRI_USE_EXISTING_CLUSTER` (or `USE_EXISTING_CLUSTER`) is `true`. `stop()` then
-   * leaves the cluster alone and `addUser` is unsupported.
-   */
-  readonly useExistingCluster?: boolean;
-}
-
-export interface UserOptions {
-  /** The user name (certificate CN). */
-  readonly name: string;
-  /** The user's groups (certificate O entries). */
-  readonly groups?: readonly string[];
-}
-
-export interface UserCredentials {
-  readonly name: string;
-  readonly groups: readonly string[];
-  readonly kubeconfig: Kubeconfig;
-  readonly kubeconfigPath: string;
-}
-
-/** A started control plane. */
-export interface ControlPlane extends AsyncDisposable {
-  /** The API server URL, e.g. `https://127.0.0.1:38125`. */
-  readonly server: string;
-  /** Admin kubeconfig (group system:masters). */
-  readonly kubeconfig: Kubeconfig;
-  /** The same kubeconfig on disk, for kubectl and child processes. */
-  readonly kubeconfigPath: string;
-  /** This instance's private directory (removed by `stop()`); undefined for an existing cluster. */
-  readonly dataDir: string | undefined;
-  /** The processes this instance started, in start order. */
-  readonly processes: readonly { readonly name: string; readonly pid: number }[];
-  /** Every port this instance reserved. */
-  readonly ports: readonly number[];
-  /** Paths of the binaries in use (kubectl included, for tests that shell out). */
-  readonly binaries: BinaryPaths;
-  /** Names of the kwok nodes. */
-  readonly nodeNames: readonly string[];
-  /** Names of the process nodes (`process-node-0` …); empty without `processNodes`. */
-  readonly processNodeNames: readonly string[];
-  /** The process nodes, to find the processes (PIDs, log files) of Pods' containers. */
-  readonly processNodes: readonly ProcessNode[];
-  /** etcd's client URL (`http://127.0.0.1:<port>`), for tests that act on storage directly (compaction). */
-  readonly etcdUrl: string | undefined;
-  /** Issues a client certificate for a new user and returns a kubeconfig that authenticates as them. */
-  addUser(user: UserOptions): Promise<UserCredentials>;
-  /** Kills one component (`etcd` or `kube-apiserver`) by PID and waits for it to exit; for failure tests. */
-  killComponent(name: 'etcd' | 'kube-apiserver', signal?: NodeJS.Signals): Promise<void>;
-  /** Starts a killed component again with the same flags and port, and waits until it is healthy. */
-  startComponent(name: 'etcd' | 'kube-apiserver'): Promise<void>;
-  /** Stops every process by PID, waits for each, and removes the data directory. Safe to call twice. */
-  stop(): Promise<void>;
-}
+export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions };
 
 function processNodeCount(options: ControlPlaneOptions): number {
   return options.processNodes ? (options.processNodes.count ?? 1) : 0;
@@ -135,51 +50,6 @@ function required(paths: BinaryPaths, name: BinaryName): string {
   const path = paths[name];
   if (!path) throw new TestenvError(`binary ${name} was not resolved`);
   return path;
-}
-
-/** Waits until every named node reports the Ready condition True. */
-async function waitNodesReady(
-  kubeconfig: Kubeconfig,
-  names: readonly string[],
-  kwok: ManagedProcess,
-  timeoutMs: number,
-) {
-  const target = restTargetFromKubeconfig(kubeconfig);
-  const deadline = Date.now() + timeoutMs;
-  try {
-    for (const name of names) {
-      const created = await restRequest(target, 'POST', '/api/v1/nodes', buildKwokNode(name));
-      if (created.status !== 201 && created.status !== 409) {
-        throw new ComponentStartError('kwok', `creating node ${name} failed with ${created.status}`, '', {
-          cause: created.body,
-        });
-      }
-    }
-    let notReady = [...names];
-    while (notReady.length > 0) {
-      if (!kwok.running)
-        throw new ComponentStartError('kwok', 'exited before its nodes became Ready', await kwok.logTail());
-      if (Date.now() > deadline) {
-        throw new ComponentStartError(
-          'kwok',
-          `nodes not Ready after ${timeoutMs} ms: ${notReady.join(', ')}`,
-          await kwok.logTail(),
-        );
-      }
-      const list = await restRequest<{
-        items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
-      }>(target, 'GET', '/api/v1/nodes');
-      const ready = new Set(
-        (list.body.items ?? [])
-          .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-          .map((n) => n.metadata.name),
-      );
-      notReady = notReady.filter((n) => !ready.has(n));
-      if (notReady.length > 0) await sleep(100);
-    }
-  } finally {
-    await target.dispatcher.close();
-  }
 }
 
 /**
