@@ -1,5 +1,7 @@
 /** @kanri/postgres: the PostgresCluster API, its operator and the instance agent. */
 
+export * from './api/backup-options.js';
+export * from './api/postgres-backup.js';
 export * from './api/postgres-cluster.js';
 export * from './contract/index.js';
 export { postgresOperator } from './operator/definition.js';

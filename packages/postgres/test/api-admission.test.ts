@@ -38,19 +38,25 @@ describe('PostgresCluster admission against a real API server', () => {
     return error instanceof Error ? error.message : String(error);
   };
 
-  it("applies the seed's example with only apiVersion changed and backups removed, with defaults", async () => {
+  it("applies the seed's example with only apiVersion changed (with its S3 credentials Secret), with defaults", async () => {
     const text = await readFile(seed, 'utf8');
-    const block = text.slice(
-      text.indexOf('apiVersion: postgres-operator'),
-      text.indexOf('```', text.indexOf('apiVersion: postgres-operator')),
-    );
-    const example = parse(block) as PostgresCluster & { spec: { backups?: unknown } };
+    const example = parse(text.slice(text.indexOf('apiVersion: postgres-operator'))) as PostgresCluster;
     example.apiVersion = PostgresClusterResource.apiVersion;
-    delete example.spec.backups;
+    await client.resource<KubeObject>('v1', 'Secret').create({
+      metadata: { name: 'pgo-s3-creds', namespace: 'default' },
+      stringData: { 's3.conf': '[global]\nrepo1-s3-key=AKIAEXAMPLE\nrepo1-s3-key-secret=example\n' },
+    } as KubeObject);
     const created = await clusters().create({ ...example, metadata: { ...example.metadata, namespace: 'default' } });
     assert.equal(created.spec.postgresVersion, 16);
     assert.equal(created.spec.instances[0]?.replicas, 3);
     assert.deepEqual(created.spec.instances[0]?.dataVolumeClaimSpec.resources.requests, { storage: '20Gi' });
+    assert.deepEqual(created.spec.backups?.pgbackrest.configuration, [{ secret: { name: 'pgo-s3-creds' } }]);
+    assert.deepEqual(created.spec.backups?.pgbackrest.repos, [
+      {
+        name: 'repo1',
+        s3: { bucket: 'my-backups', endpoint: 's3.ap-northeast-1.amazonaws.com', region: 'ap-northeast-1' },
+      },
+    ]);
   });
 
   it('rejects replicas: 0 naming the field', async () => {

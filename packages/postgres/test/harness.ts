@@ -12,7 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import pg from 'pg';
-import { type PostgresCluster, PostgresClusterResource, postgresOperator } from '../src/index.js';
+import {
+  PostgresBackupResource,
+  type PostgresCluster,
+  PostgresClusterResource,
+  postgresOperator,
+} from '../src/index.js';
 
 export const IMAGE = 'ghcr.io/kanri-dev/postgres';
 const dist = fileURLToPath(new URL('../src/', import.meta.url));
@@ -52,10 +57,14 @@ export async function startPostgresEnv(
   const apply = (o: Record<string, unknown>) =>
     client.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test-installer', force: true });
   await apply(PostgresClusterResource.crd as unknown as Record<string, unknown>);
+  await apply(PostgresBackupResource.crd as unknown as Record<string, unknown>);
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
   for (const object of postgresOperator.rbac()) await apply(object);
   await waitFor('the PostgresCluster CRD to be served', () =>
     client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
+  );
+  await waitFor('the PostgresBackup CRD to be served', () =>
+    client.resource(PostgresBackupResource.apiVersion, PostgresBackupResource.kind).list({ namespace: 'default' }),
   );
   // RBAC binds the ServiceAccount by user name, so a client certificate with that name is the operator.
   const identity = await cp.addUser({

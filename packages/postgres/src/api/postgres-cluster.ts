@@ -6,6 +6,10 @@
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { AGENT_OWNED_SETTINGS, GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
+import { archiveStatus, pgbackrestStatus } from './backup-status.js';
+import { backups, dataSource } from './backups.js';
+import { condition } from './condition.js';
+import { volumeClaimSpec } from './volume-claim-spec.js';
 
 /** Major versions the operator can run and upgrade between. */
 export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
@@ -26,25 +30,9 @@ export const RESERVED_PARAMETERS = [
 /** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */
 const passthrough = (description: string) => z.record(z.string(), z.unknown()).describe(description);
 
-const dataVolumeClaimSpec = z
-  .object({
-    accessModes: z.array(z.string()).min(1).describe('Access modes of the data volume, e.g. [ReadWriteOnce].'),
-    storageClassName: z.string().optional().describe('StorageClass of the data volume; default: the cluster default.'),
-    volumeMode: z.string().optional(),
-    resources: z
-      .object({
-        requests: z
-          .object({
-            storage: z
-              .string()
-              .regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/)
-              .describe('Size of the data volume, e.g. 20Gi.'),
-          })
-          .describe('Requested size.'),
-      })
-      .describe('Must request a storage size.'),
-  })
-  .describe('PersistentVolumeClaim spec for each instance data volume (PGDATA). Required.');
+const dataVolumeClaimSpec = volumeClaimSpec('the data volume').describe(
+  'PersistentVolumeClaim spec for each instance data volume (PGDATA). Required.',
+);
 
 const instanceSet = z
   .object({
@@ -199,6 +187,8 @@ export const postgresClusterSpec = z
       })
       .optional()
       .describe('Data volumes are always deleted with the cluster (owner references).'),
+    backups: backups.optional(),
+    dataSource: dataSource.optional(),
     shutdown: z.boolean().optional().describe('Stop every instance, keeping the data volumes.'),
     paused: z.boolean().optional().describe('Stop reconciling: the operator changes nothing while true.'),
   })
@@ -212,15 +202,6 @@ export const postgresClusterSpec = z
     ],
   })
   .describe('Desired state of a PostgreSQL cluster.');
-
-const condition = z.object({
-  type: z.string(),
-  status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string(),
-  message: z.string(),
-  lastTransitionTime: z.string(),
-  observedGeneration: z.number().int().optional(),
-});
 
 export const postgresClusterStatus = z.object({
   observedGeneration: z.number().int().optional(),
@@ -253,6 +234,8 @@ export const postgresClusterStatus = z.object({
     })
     .optional()
     .describe('A switchover in progress.'),
+  pgbackrest: pgbackrestStatus.optional(),
+  archive: archiveStatus.optional(),
 });
 
 /**

@@ -12,6 +12,9 @@ export const VERSION = 'v1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'PostgresCluster';
 export const PLURAL = 'postgresclusters';
+/** One pgBackRest backup of a cluster, recorded as its own object. */
+export const BACKUP_KIND = 'PostgresBackup';
+export const BACKUP_PLURAL = 'postgresbackups';
 
 /** Labels on every object the operator creates, and on instance Pods. */
 export const LABEL = {

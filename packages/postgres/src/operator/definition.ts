@@ -1,5 +1,6 @@
-/** The PostgreSQL operator as one definition: its CRD, controller and derived RBAC. */
+/** The PostgreSQL operator as one definition: its CRDs, controller and derived RBAC. */
 import { defineOperator } from '@kanri/api';
+import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
 import { rulesToGrantInstanceRoles } from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
@@ -8,7 +9,7 @@ export const postgresOperator = defineOperator({
   name: 'postgres-operator',
   image: 'ghcr.io/kanri-dev/postgres-operator:0.1.0',
   namespace: 'postgres-operator',
-  resources: [PostgresClusterResource],
+  resources: [PostgresClusterResource, PostgresBackupResource],
   controllers: [postgresController],
   // The operator grants the instances' Role, so it must hold those permissions itself
   // (RBAC forbids granting more than you have).

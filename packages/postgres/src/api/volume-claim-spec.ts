@@ -1,0 +1,30 @@
+/** The PersistentVolumeClaim spec subset the API accepts, shared by data volumes and backup repositories. */
+import { z } from 'zod';
+
+/** A Kubernetes quantity of bytes, e.g. 20Gi, 500M or 1073741824. */
+export const STORAGE_QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+
+/**
+ * A volume claim spec whose field descriptions name the volume (`what`), e.g. "the data volume".
+ *
+ * @example
+ * ```ts
+ * const repoVolume = volumeClaimSpec('the repository volume').describe('Claim of the repository volume.');
+ * ```
+ */
+export function volumeClaimSpec(what: string) {
+  return z.object({
+    accessModes: z.array(z.string()).min(1).describe(`Access modes of ${what}, e.g. [ReadWriteOnce].`),
+    storageClassName: z.string().optional().describe(`StorageClass of ${what}; default: the cluster default.`),
+    volumeMode: z.string().optional(),
+    resources: z
+      .object({
+        requests: z
+          .object({
+            storage: z.string().regex(STORAGE_QUANTITY).describe(`Size of ${what}, e.g. 20Gi.`),
+          })
+          .describe('Requested size.'),
+      })
+      .describe('Must request a storage size.'),
+  });
+}
