@@ -82,10 +82,10 @@ export async function serve(dir: string): Promise<void> {
   let running: Promise<void> | undefined;
   try {
     await writeState(dir, { pid: process.pid, kubeconfigPath: cp.kubeconfigPath, kubectl: cp.binaries.kubectl });
-    log('[2/5] Installing the PostgresCluster CRD and the operator’s generated RBAC…');
+    log('[2/5] Installing the operator’s CRDs (PostgresCluster, PostgresBackup) and generated RBAC…');
     const apply = (o: unknown) =>
       admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'kanri-demo', force: true });
-    await apply(PostgresClusterResource.crd);
+    for (const crd of postgresOperator.crds()) await apply(crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
     for (const object of postgresOperator.rbac()) await apply(object);
     await waitFor('the CRD to be served', () =>
