@@ -33,7 +33,7 @@ const options = (forbidden: readonly string[], description: string) =>
 export const restoreOptions = () =>
   options(
     FORBIDDEN_RESTORE_OPTIONS,
-    'Extra command-line options of pgbackrest restore, one per item, e.g. "--type=time" and "--target=2026-01-02 03:04:05+00" for a point-in-time recovery. Recovery always ends by promoting.',
+    'Extra command-line options of pgbackrest restore, one per item, e.g. "--type=time" and "--target=2026-01-02 03:04:05+00" for a point-in-time recovery.',
   );
 
 const fileItem = z.object({

@@ -55,37 +55,45 @@ export const postgresBackupSpec = z
 
 const time = (what: string) => z.string().optional().describe(`${what} (RFC 3339).`);
 
-export const postgresBackupStatus = z.object({
-  observedGeneration: z.number().int().optional(),
-  phase: z
-    .enum(BACKUP_PHASES)
-    .optional()
-    .describe('Pending (waiting to start), Running, Succeeded or Failed. Succeeded and Failed are final.'),
-  reason: z.string().optional().describe('Why the backup is in this phase, in a word (CamelCase), e.g. RepoNotFound.'),
-  message: z.string().optional().describe('Details for people, e.g. the error pgBackRest printed.'),
-  instance: z.string().optional().describe('The Pod that ran the backup.'),
-  startedAt: time('When the backup started'),
-  heartbeatTime: time('When the instance running the backup last reported it alive; a stale one means it died'),
-  completedAt: time('When the backup succeeded or failed'),
-  label: z.string().optional().describe('The pgBackRest backup label, e.g. 20260102-030405F.'),
-  sizeBytes: z.number().int().min(0).optional().describe('Size of the database in the backup, in bytes.'),
-  size: z.string().optional().describe('sizeBytes for people, e.g. "96.2 MiB".'),
-  repoSizeBytes: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe('Bytes the backup takes in the repository (compressed, and only changed files for diff and incr).'),
-  duration: z.string().optional().describe('How long the backup took, e.g. "5.2s".'),
-  walStart: z.string().optional().describe('The first WAL file the backup needs.'),
-  walStop: z.string().optional().describe('The last WAL file the backup needs.'),
-  lsnStart: z.string().optional().describe('The LSN at which the backup started, e.g. 0/3000028.'),
-  lsnStop: z
-    .string()
-    .optional()
-    .describe('The LSN at which the backup stopped; a restore of it is consistent from there.'),
-  conditions: z.array(condition).optional(),
-});
+export const postgresBackupStatus = z
+  .object({
+    observedGeneration: z.number().int().optional().describe('The generation of the spec this status describes.'),
+    phase: z
+      .enum(BACKUP_PHASES)
+      .optional()
+      .describe('Pending (waiting to start), Running, Succeeded or Failed. Succeeded and Failed are final.'),
+    reason: z
+      .string()
+      .optional()
+      .describe('Why the backup is in this phase, in a word (CamelCase), e.g. RepoNotFound.'),
+    message: z.string().optional().describe('Details for people, e.g. the error pgBackRest printed.'),
+    instance: z.string().optional().describe('The Pod that ran the backup.'),
+    startedAt: time('When the backup started'),
+    heartbeatTime: time('When the instance running the backup last reported it alive; a stale one means it died'),
+    completedAt: time('When the backup succeeded or failed'),
+    label: z.string().optional().describe('The pgBackRest backup label, e.g. 20260102-030405F.'),
+    sizeBytes: z.number().int().min(0).optional().describe('Size of the database in the backup, in bytes.'),
+    size: z.string().optional().describe('sizeBytes for people, e.g. "96.2 MiB".'),
+    repoSizeBytes: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Bytes the backup takes in the repository (compressed, and only changed files for diff and incr).'),
+    duration: z.string().optional().describe('How long the backup took, e.g. "5.2s".'),
+    walStart: z.string().optional().describe('The first WAL file the backup needs.'),
+    walStop: z.string().optional().describe('The last WAL file the backup needs.'),
+    lsnStart: z.string().optional().describe('The LSN at which the backup started, e.g. 0/3000028.'),
+    lsnStop: z
+      .string()
+      .optional()
+      .describe('The LSN at which the backup stopped; a restore of it is consistent from there.'),
+    conditions: z
+      .array(condition)
+      .optional()
+      .describe('Standard Kubernetes conditions, each with its reason and the time it last changed.'),
+  })
+  .describe('Where the backup stands and what it produced, written by the operator.');
 
 /**
  * PostgresBackup, `postgres.kanri.dev/v1` (short name `pgbackup`).
