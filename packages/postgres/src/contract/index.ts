@@ -10,4 +10,6 @@ export * from './instance-rbac.js';
 export * from './instance-report.js';
 export * from './names.js';
 export * from './peer-status.js';
+export * from './pgbackrest.js';
 export * from './postgres-settings.js';
+export * from './restore-source.js';

@@ -29,9 +29,20 @@ export const ENV = {
   superuserPassword: 'PGC_SUPERUSER_PASSWORD',
   replicationPassword: 'PGC_REPLICATION_PASSWORD',
   postgresVersion: 'PGC_POSTGRES_VERSION',
+  /** With bootstrap `restore`: which restore (the annotation's value, or `clone`); each id runs once. */
+  restoreId: 'PGC_RESTORE_ID',
 } as const;
 
-export type Bootstrap = 'initdb' | 'basebackup';
+/**
+ * `initdb` on the first instance of a new cluster, `restore` on the instance that restores from a
+ * repo (a clone's first instance, or the instance an in-place restore keeps), else `basebackup`.
+ */
+export type Bootstrap = 'initdb' | 'basebackup' | 'restore';
 
 /** The keys of the ConfigMap names.config(cluster) the operator renders and the agent reads. */
-export const CONFIG_KEY = { parameters: 'postgresql.conf', hba: 'pg_hba.conf' } as const;
+export const CONFIG_KEY = {
+  parameters: 'postgresql.conf',
+  hba: 'pg_hba.conf',
+  /** JSON RestoreSource (restore-source.ts), present while an instance must restore from a repo. */
+  restoreSource: 'restore-source.json',
+} as const;

@@ -4,7 +4,7 @@
  * `create` and `list` by label cannot be limited to names, and one Role serves every Pod.
  */
 import type { PolicyRule } from '@kanri/api';
-import { GROUP, names, PLURAL } from './names.js';
+import { BACKUP_PLURAL, GROUP, names, PLURAL } from './names.js';
 
 /**
  * @example
@@ -34,6 +34,10 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     // The configuration and the cluster object, followed by list + watch on their names.
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.config(cluster)], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: [PLURAL], resourceNames: [cluster], verbs: ['list', 'watch'] },
+    // The primary runs the cluster's PostgresBackups (selected by label: list cannot be limited to
+    // names) and records each run in its status.
+    { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
     // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];

@@ -37,6 +37,42 @@ export interface InstanceReport {
   rejoin?: string;
   /** Primary in synchronous mode: the published synchronous standbys (see ANNOTATION.syncStandbys). */
   synchronousStandbys?: string[];
+  /** Primary with `spec.backups`: the stanza and the WAL archive as this instance sees them. */
+  backups?: BackupsReport;
+  /** An instance restored in place or cloned from a repo: how the restore went. */
+  restore?: RestoreReport;
+}
+
+/** The primary's view of its pgBackRest repos and WAL archive. */
+export interface BackupsReport {
+  /** The repo options hash (contract/pgbackrest.ts) the stanza was last created for. */
+  stanzaHash?: string;
+  /** `created`, or why not (`failed: …`, `unsupported: …`). */
+  stanza: string;
+  archive?: ArchiveReport;
+  /** What the repos can restore to: the oldest backup's end and the last archived WAL's time. */
+  recoveryWindow?: { first?: string; last?: string };
+}
+
+/** From `pg_stat_archiver`, the archive command's own outcome, and `archive_status`. */
+export interface ArchiveReport {
+  lastArchivedWal?: string;
+  lastArchivedTime?: string;
+  lastFailedWal?: string;
+  lastFailedTime?: string;
+  /** pgBackRest's error for the last failure. */
+  lastFailureReason?: string;
+  /** Segments postgres has not archived yet (`.ready` files). */
+  pendingSegments?: number;
+}
+
+/** The restore an instance ran at boot (spec.dataSource or the restore annotation). */
+export interface RestoreReport {
+  /** The annotation value (in-place restore) or `clone`. */
+  id: string;
+  /** `running`, `succeeded`, or `failed`. */
+  result: 'running' | 'succeeded' | 'failed';
+  reason?: string;
 }
 
 const reportSchema = z
@@ -54,6 +90,30 @@ const reportSchema = z
     switchover: z.string().optional(),
     rejoin: z.string().optional(),
     synchronousStandbys: z.array(z.string()).optional(),
+    backups: z
+      .object({
+        stanzaHash: z.string().optional(),
+        stanza: z.string(),
+        archive: z
+          .object({
+            lastArchivedWal: z.string().optional(),
+            lastArchivedTime: z.string().optional(),
+            lastFailedWal: z.string().optional(),
+            lastFailedTime: z.string().optional(),
+            lastFailureReason: z.string().optional(),
+            pendingSegments: z.number().optional(),
+          })
+          .optional(),
+        recoveryWindow: z.object({ first: z.string().optional(), last: z.string().optional() }).optional(),
+      })
+      .optional(),
+    restore: z
+      .object({
+        id: z.string(),
+        result: z.enum(['running', 'succeeded', 'failed']),
+        reason: z.string().optional(),
+      })
+      .optional(),
   })
   // A newer agent may add fields; an older operator keeps reading the ones it knows.
   .loose();
@@ -106,4 +166,17 @@ interface HasAnnotations {
  */
 export function readPodReport(pod: HasAnnotations | undefined): InstanceReport | undefined {
   return decodeReport(pod?.metadata?.annotations?.[ANNOTATION.status]);
+}
+
+/**
+ * The archive is failing when its last attempt failed: postgres retries that segment until it works.
+ *
+ * @example
+ * ```ts
+ * archiveFailing({ lastArchivedTime: '2026-12-01T10:00:00Z', lastFailedTime: '2026-12-01T10:00:05Z' }); // true
+ * ```
+ */
+export function archiveFailing(archive: ArchiveReport | undefined): boolean {
+  if (!archive?.lastFailedTime) return false;
+  return !archive.lastArchivedTime || Date.parse(archive.lastFailedTime) > Date.parse(archive.lastArchivedTime);
 }

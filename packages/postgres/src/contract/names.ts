@@ -12,7 +12,7 @@ export const VERSION = 'v1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 export const KIND = 'PostgresCluster';
 export const PLURAL = 'postgresclusters';
-/** One pgBackRest backup of a cluster, recorded as its own object. */
+/** One pgBackRest backup of a cluster, recorded as its own object (`kubectl get pgbackup`). */
 export const BACKUP_KIND = 'PostgresBackup';
 export const BACKUP_PLURAL = 'postgresbackups';
 

@@ -20,6 +20,8 @@ export const AGENT_OWNED_SETTINGS = [
   'primary_conninfo',
   'primary_slot_name',
   'synchronous_standby_names',
+  'archive_mode',
+  'archive_command',
 ] as const;
 export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];
 

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildPgBackRestConf, repoOptionsHash, triggerValue, unsupportedRepo } from './pgbackrest.js';
+
+const paths = {
+  pgPath: '/pgdata/pgdata',
+  socketPath: '/run/postgresql',
+  port: 5432,
+  spoolPath: '/pgdata/pgbackrest-spool',
+  logPath: '/run/postgresql/pgbackrest/log',
+  lockPath: '/run/postgresql/pgbackrest/lock',
+};
+
+// The repo block of the seed's PGO example, as the builder receives it.
+const seedRepos = [
+  {
+    name: 'repo1',
+    s3: { bucket: 'my-backups', endpoint: 's3.ap-northeast-1.amazonaws.com', region: 'ap-northeast-1' },
+  },
+];
+
+describe('buildPgBackRestConf', () => {
+  it("turns the seed example's repo into pgBackRest's S3 options, a per-cluster path and async archiving", () => {
+    const { text, options } = buildPgBackRestConf({
+      namespace: 'default',
+      cluster: 'my-db',
+      spec: { repos: seedRepos },
+      paths,
+    });
+    assert.equal(options['repo1-type'], 's3');
+    assert.equal(options['repo1-s3-bucket'], 'my-backups');
+    assert.equal(options['repo1-s3-endpoint'], 's3.ap-northeast-1.amazonaws.com');
+    assert.equal(options['repo1-s3-region'], 'ap-northeast-1');
+    assert.equal(options['repo1-path'], '/pgbackrest/default/my-db/repo1');
+    assert.equal(options['archive-async'], 'y');
+    assert.equal(options['spool-path'], '/pgdata/pgbackrest-spool');
+    assert.equal(options['pg1-path'], '/pgdata/pgdata');
+    assert.match(text, /^\[global\]$/m);
+    assert.match(text, /^\[db\]\npg1-path=\/pgdata\/pgdata$/m);
+    // No credentials: they come from the mounted s3.conf.
+    assert.doesNotMatch(text, /s3-key/);
+  });
+
+  it('lets global options win over defaults but never over the paths the agent owns', () => {
+    const { options } = buildPgBackRestConf({
+      namespace: 'ns',
+      cluster: 'c',
+      spec: {
+        repos: seedRepos,
+        global: { 'repo1-path': '/shared/c', 'repo1-retention-full': '2', 'pg1-path': '/elsewhere', 'start-fast': 'n' },
+      },
+      paths,
+    });
+    assert.equal(options['repo1-path'], '/shared/c');
+    assert.equal(options['repo1-retention-full'], '2');
+    assert.equal(options['start-fast'], 'n');
+    assert.equal(options['pg1-path'], '/pgdata/pgdata');
+  });
+
+  it('resolves container paths in option values (a CA file in conf.d) where they live', () => {
+    const { options } = buildPgBackRestConf({
+      namespace: 'ns',
+      cluster: 'c',
+      spec: { repos: seedRepos, global: { 'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt' } },
+      paths,
+      resolvePath: (p) => p.replace('/etc/pgbackrest/conf.d', '/tmp/pod/conf'),
+    });
+    assert.equal(options['repo1-storage-ca-file'], '/tmp/pod/conf/ca.crt');
+  });
+
+  it('hashes only the repo options: a new bucket means a new stanza, a new log level does not', () => {
+    const base = buildPgBackRestConf({ namespace: 'n', cluster: 'c', spec: { repos: seedRepos }, paths }).options;
+    const otherBucket = buildPgBackRestConf({
+      namespace: 'n',
+      cluster: 'c',
+      spec: { repos: [{ name: 'repo1', s3: { ...seedRepos[0]!.s3, bucket: 'other' } }] },
+      paths,
+    }).options;
+    assert.notEqual(repoOptionsHash(base), repoOptionsHash(otherBucket));
+    assert.equal(repoOptionsHash(base), repoOptionsHash({ ...base, 'log-level-stderr': 'info' }));
+  });
+});
+
+describe('triggers and repos', () => {
+  it("accepts PGO's annotation spelling as an alias, Kanri's first", () => {
+    assert.equal(triggerValue({ 'postgres-operator.crunchydata.com/pgbackrest-backup': 'a' }, 'backup'), 'a');
+    assert.equal(
+      triggerValue(
+        { 'postgres-operator.crunchydata.com/pgbackrest-restore': 'a', 'postgres.kanri.dev/pgbackrest-restore': 'b' },
+        'restore',
+      ),
+      'b',
+    );
+    assert.equal(triggerValue({}, 'backup'), undefined);
+  });
+
+  it('names gcs, azure and volume repos unsupported, s3 supported', () => {
+    assert.match(unsupportedRepo({ name: 'repo2', gcs: { bucket: 'b' } }) ?? '', /repo2: gcs/);
+    assert.match(unsupportedRepo({ name: 'repo3', azure: { container: 'c' } }) ?? '', /azure/);
+    assert.equal(unsupportedRepo(seedRepos[0]!), undefined);
+  });
+});
