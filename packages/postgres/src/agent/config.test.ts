@@ -38,7 +38,7 @@ it('names every problem, and never a secret value', () => {
       loadAgentConfig({
         [ENV.superuserPassword]: 'super-secret-1',
         [ENV.podIP]: 'not-an-ip',
-        [ENV.bootstrap]: 'restore',
+        [ENV.bootstrap]: 'reinit',
       });
     } catch (e) {
       return e as Error;

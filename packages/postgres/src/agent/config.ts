@@ -5,8 +5,10 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Bootstrap, ENV, PATH, PORT } from '../contract/index.js';
 import { parseVolumeMounts, resolveMountPath } from './mounts.js';
+import { buildArchiveCommand } from './plan/postgres-conf.js';
 
 export interface AgentConfig {
   readonly cluster: string;
@@ -14,10 +16,14 @@ export interface AgentConfig {
   readonly namespace: string;
   readonly podIP: string;
   readonly bootstrap: Bootstrap;
+  /** With bootstrap `restore`: the restore to run once (see ENV.restoreId). */
+  readonly restoreId: string | undefined;
   readonly superuserPassword: string;
   readonly replicationPassword: string;
   /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, else undefined (see `findPgBin`). */
   readonly pgBin: string | undefined;
+  /** pgBackRest's program: `PGBACKREST_BIN`, else `pgbackrest` on the PATH (as the image installs it). */
+  readonly pgbackrestBin: string;
   /** The data volume (PATH.data resolved). */
   readonly dataDir: string;
   /** PGDATA: `${dataDir}/pgdata`. */
@@ -26,6 +32,10 @@ export interface AgentConfig {
   readonly runDir: string;
   /** Where postgres puts its unix socket. */
   readonly socketDir: string;
+  /** The agent's local control socket (the archive command asks it for a permit): beside postgres's, named shorter than its `.s.PGSQL.5432` so it fits too. */
+  readonly agentSocket: string;
+  /** postgres's archive_command: this agent's archive-command.js with its control socket. */
+  readonly archiveCommand: string;
 }
 
 export class AgentConfigError extends Error {
@@ -75,8 +85,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const podIP = required(ENV.podIP);
   if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
   const bootstrapRaw = env[ENV.bootstrap] || 'basebackup';
-  if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup')
-    problems.push(`${ENV.bootstrap} must be "initdb" or "basebackup"`);
+  if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup' && bootstrapRaw !== 'restore')
+    problems.push(`${ENV.bootstrap} must be "initdb", "basebackup" or "restore"`);
   const superuserPassword = required(ENV.superuserPassword);
   const replicationPassword = required(ENV.replicationPassword);
 
@@ -96,12 +106,20 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     namespace,
     podIP,
     bootstrap: bootstrapRaw as Bootstrap,
+    restoreId: env[ENV.restoreId] || undefined,
     superuserPassword,
     replicationPassword,
     pgBin: env.PG_BIN || undefined,
+    pgbackrestBin: env.PGBACKREST_BIN || 'pgbackrest',
     dataDir,
     pgdata: join(dataDir, 'pgdata'),
     runDir,
     socketDir: chooseSocketDir(runDir),
+    agentSocket: join(chooseSocketDir(runDir), '.s.kanri'),
+    archiveCommand: buildArchiveCommand(
+      process.execPath,
+      fileURLToPath(new URL('./archive-command.js', import.meta.url)),
+      join(chooseSocketDir(runDir), '.s.kanri'),
+    ),
   };
 }

@@ -8,12 +8,14 @@ import type { KubeClient } from '@kanri/client';
 import type { Lease, LeaseRef } from '@kanri/runtime';
 import type { Wakeup } from '@kanri/timing';
 import type { LiveStatus } from '../contract/index.js';
+import type { BackupsState } from './backups/backups-state.js';
 import type { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
 import type { AgentEvents } from './io/agent-events.js';
 import type { InstanceFiles } from './io/instance-files.js';
 import type { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
+import type { PgBackRest } from './io/pgbackrest.js';
 import type { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
 import type { AgentStateStore } from './state.js';
@@ -37,6 +39,12 @@ export interface AgentContext {
   readonly primaryWakeup: Wakeup;
   /** The first postgres log line saying this replica's WAL is not part of its primary's history. */
   readonly divergence: { line: string | undefined };
+  /** The last FATAL or PANIC line of postgres (connection refusals while starting excluded). */
+  readonly lastFatal: { line: string | undefined };
+  /** pgBackRest on this instance: its configuration file and commands. */
+  readonly pgbackrest: PgBackRest;
+  /** The repos and archive as this agent knows them. */
+  readonly backups: BackupsState;
   /** This instance's live status, as served to peers. */
   liveStatus(): Promise<LiveStatus>;
 }

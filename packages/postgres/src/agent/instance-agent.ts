@@ -18,18 +18,22 @@ import { mkdir, rmdir } from 'node:fs/promises';
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import { type LiveStatus, names, ROLE } from '../contract/index.js';
+import { BackupsState } from './backups/backups-state.js';
 import { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
 import type { AgentContext, Transition } from './context.js';
 import { AgentEvents } from './io/agent-events.js';
+import { startControlServer } from './io/control-server.js';
 import type { HealthSource } from './io/http-server.js';
 import { InstanceFiles } from './io/instance-files.js';
 import { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
 import type { AgentMetrics } from './io/metrics.js';
+import { PgBackRest } from './io/pgbackrest.js';
 import { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
 import { StatusReporter } from './io/status-reporter.js';
+import { decideArchivePermit } from './plan/archive-plan.js';
 import { buildReport } from './plan/report.js';
 import { boot } from './roles/boot.js';
 import { runPrimary } from './roles/primary.js';
@@ -51,6 +55,12 @@ export interface AgentOptions {
 const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
+/** A line of postgres saying it gives up (a recovery target it cannot reach, say). */
+const FATAL = /\b(FATAL|PANIC): /;
+/** What postgres tells clients that connect too early: not a failure of the server. */
+const CONNECTION_REFUSAL =
+  /the database system is (starting up|not yet accepting connections|shutting down|in recovery mode)/;
+
 /** How long a start waits for its caches (configuration, Pods, Lease) before booting without them. */
 const CONFIG_WAIT_MS = 10_000;
 
@@ -70,17 +80,20 @@ export class InstanceAgent implements HealthSource {
     const { config, client, log } = options;
     const state = new AgentStateStore(() => this.#status.wake());
     const divergence: { line: string | undefined } = { line: undefined };
+    const lastFatal: { line: string | undefined } = { line: undefined };
     const postgres = new PostgresProcess({
       pgBin: options.pgBin,
       pgdata: config.pgdata,
       log: log.child({ component: 'postgres' }),
       onCrash: () => options.metrics.crashes.inc(),
       onLine: (line) => {
+        if (FATAL.test(line) && !CONNECTION_REFUSAL.test(line)) lastFatal.line = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
       },
     });
     const db = new LocalDb(config.socketDir, log);
     const view = new ClusterView(client, config, log);
+    const backups = new BackupsState();
     this.#ctx = {
       config,
       pgBin: options.pgBin,
@@ -96,6 +109,9 @@ export class InstanceAgent implements HealthSource {
       leaseRef: { client, namespace: config.namespace, name: names.leaderLease(config.cluster) },
       primaryWakeup: new Wakeup(),
       divergence,
+      lastFatal,
+      pgbackrest: new PgBackRest(config, log.child({ component: 'pgbackrest' }), options.redactor),
+      backups,
       liveStatus: () => this.liveStatus(),
     };
     this.#status = new StatusReporter({
@@ -106,6 +122,7 @@ export class InstanceAgent implements HealthSource {
       metrics: options.metrics,
       log,
       state: () => state.snapshot(),
+      backups: () => backups,
     });
   }
 
@@ -153,6 +170,23 @@ export class InstanceAgent implements HealthSource {
     await mkdir(config.runDir, { recursive: true, mode: 0o700 });
     await mkdir(config.socketDir, { recursive: true, mode: 0o700 });
     view.start();
+    const control = await startControlServer(config.agentSocket, {
+      archivePermit: () => {
+        const { backups } = this.#ctx;
+        return decideArchivePermit({
+          specKnown: view.spec !== undefined,
+          archiving: backups.archiving ?? view.spec?.backups?.pgbackrest !== undefined,
+          leading: state.snapshot().leading,
+          stanzaReady: backups.stanzaReady,
+          bin: config.pgbackrestBin,
+          args: backups.target?.args,
+        });
+      },
+      archiveResult: (outcome) => {
+        this.#ctx.backups.seeArchiveOutcome(outcome);
+        if (!outcome.ok) this.#ctx.log.warn({ wal: outcome.wal, reason: outcome.reason }, 'WAL archiving failed');
+      },
+    });
     const unfollow = this.#followConfiguration();
     const status = this.#status.run(signal);
     try {
@@ -168,6 +202,7 @@ export class InstanceAgent implements HealthSource {
       await postgres.stop('fast');
       await status;
       unfollow();
+      control.close();
       await view.stop();
       await this.#status.report(true).catch(() => undefined);
       await db.close().catch(() => undefined);

@@ -82,6 +82,7 @@ export class InstanceFiles {
       primary: this.#primary,
       slot: this.#slot,
       synchronousStandbyNames: this.#synchronousStandbyNames,
+      archiveCommand: this.#config.archiveCommand,
     });
     const { text, overridden } = renderKanriConf(this.#parameters, settings);
     const overriddenKey = overridden.join(',');

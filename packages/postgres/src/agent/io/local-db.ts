@@ -4,7 +4,7 @@
  * logged, never fatal.
  */
 import pg from 'pg';
-import { PORT, SUPERUSER } from '../../contract/index.js';
+import { type ArchiveReport, PORT, SUPERUSER } from '../../contract/index.js';
 import type { PostgresObservation } from '../plan/report.js';
 import type { Logger } from './logger.js';
 
@@ -74,6 +74,20 @@ export class LocalDb {
     };
   }
 
+  /** `pg_stat_archiver` and the count of segments waiting for the archive command. */
+  async observeArchive(): Promise<ArchiveReport> {
+    const [row] = await this.query<Record<string, string | number | Date | null>>(ARCHIVE_SQL);
+    const report: ArchiveReport = {};
+    if (!row) return report;
+    const time = (value: unknown) => (value instanceof Date ? value.toISOString() : undefined);
+    if (row.last_archived_wal) report.lastArchivedWal = String(row.last_archived_wal);
+    if (time(row.last_archived_time)) report.lastArchivedTime = time(row.last_archived_time);
+    if (row.last_failed_wal) report.lastFailedWal = String(row.last_failed_wal);
+    if (time(row.last_failed_time)) report.lastFailedTime = time(row.last_failed_time);
+    report.pendingSegments = Number(row.pending ?? 0);
+    return report;
+  }
+
   async close(): Promise<void> {
     await this.#pool.end();
   }
@@ -93,3 +107,8 @@ SELECT pg_is_in_recovery() AS in_recovery,
        w.received_tli,
        w.latest_end_lsn::text AS latest_end_lsn
 FROM (SELECT 1) AS one LEFT JOIN pg_stat_wal_receiver AS w ON true`;
+
+const ARCHIVE_SQL = `
+SELECT a.last_archived_wal, a.last_archived_time, a.last_failed_wal, a.last_failed_time,
+       (SELECT count(*) FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready') AS pending
+FROM pg_stat_archiver AS a`;

@@ -6,6 +6,7 @@
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import { ANNOTATION, encodeReport, type InstanceReport, LABEL } from '../../contract/index.js';
+import type { BackupsState } from '../backups/backups-state.js';
 import type { AgentConfig } from '../config.js';
 import { buildReport, servingProblem, shouldWriteReport } from '../plan/report.js';
 import type { AgentState } from '../state.js';
@@ -24,6 +25,8 @@ export interface StatusReporterOptions {
   readonly log: Logger;
   /** A snapshot of the agent's state: the reporter reads it, never writes it. */
   readonly state: () => AgentState;
+  /** The repos and archive as the agent knows them (the primary reports them). */
+  readonly backups?: () => BackupsState;
 }
 
 const PERIOD_MS = 2_000;
@@ -105,6 +108,20 @@ export class StatusReporter implements HealthSource {
       now: new Date(),
       decisions: state.decisions,
     });
+    const backups = this.#options.backups?.();
+    if (backups?.restore) report.restore = backups.restore;
+    const backupsReport = state.leading ? backups?.report() : undefined;
+    if (backupsReport && observation.connected) {
+      const archive = await db.observeArchive().catch(() => undefined);
+      const failure = backups?.lastFailure;
+      backupsReport.archive = {
+        ...archive,
+        ...(failure && failure.wal === archive?.lastFailedWal ? { lastFailureReason: failure.reason } : {}),
+      };
+      if (archive?.lastArchivedTime)
+        backupsReport.recoveryWindow = { ...backupsReport.recoveryWindow, last: archive.lastArchivedTime };
+    }
+    if (backupsReport) report.backups = backupsReport;
     this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     metrics.update(report, observation.connected, state.leading);
     const now = performance.now();

@@ -15,6 +15,8 @@ export interface BootState {
   /** The Lease's holder; undefined when there is no Lease or nobody holds it. */
   readonly leaseHolder: string | undefined;
   readonly self: string;
+  /** Mode `restore` and this restore id has not succeeded here yet (see roles/restore.ts). */
+  readonly restorePending?: boolean;
 }
 
 export type BootPlan =
@@ -27,7 +29,9 @@ export type BootPlan =
   /** Data of a standby: follow the Lease holder. */
   | { readonly action: 'follow' }
   /** Data of a former primary while another instance holds the Lease: rewind it, then follow. */
-  | { readonly action: 'rejoin'; readonly leader: string };
+  | { readonly action: 'rejoin'; readonly leader: string }
+  /** Restore from a repo (a clone, or an in-place restore), then lead. */
+  | { readonly action: 'restore' };
 
 /**
  * @example
@@ -38,6 +42,8 @@ export type BootPlan =
  */
 export function planBoot(state: BootState): BootPlan {
   const heldByOther = state.leaseHolder !== undefined && state.leaseHolder !== state.self;
+  // Never while another instance leads: a restored primary beside it would fork the cluster.
+  if (state.mode === 'restore' && state.restorePending && !heldByOther) return { action: 'restore' };
   if (!state.hasData) {
     // The Lease is created only after initdb completed: if it exists, initdb again would fork the cluster
     // (even when it names this very instance, whose volume must have been lost).

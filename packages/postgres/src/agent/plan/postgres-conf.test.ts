@@ -19,7 +19,12 @@ const primary = {
 };
 
 it('sets the agent-owned settings; replicas also name their primary and slot', () => {
-  const onPrimary = buildAgentSettings({ podIP: '127.1.0.1', podName: 'db-0', socketDir: '/run/postgresql' });
+  const onPrimary = buildAgentSettings({
+    podIP: '127.1.0.1',
+    podName: 'db-0',
+    socketDir: '/run/postgresql',
+    archiveCommand: 'archive %p',
+  });
   assert.equal(onPrimary.listen_addresses, '127.1.0.1');
   assert.equal(onPrimary.port, '5432');
   assert.equal(onPrimary.unix_socket_directories, '/run/postgresql');
@@ -28,7 +33,13 @@ it('sets the agent-owned settings; replicas also name their primary and slot', (
   assert.equal(onPrimary.wal_level, 'replica');
   assert.equal(onPrimary.primary_conninfo, '');
   assert.equal(onPrimary.primary_slot_name, '');
-  const onReplica = buildAgentSettings({ podIP: '127.1.0.2', podName: 'db-1', socketDir: '/s', primary });
+  const onReplica = buildAgentSettings({
+    podIP: '127.1.0.2',
+    podName: 'db-1',
+    socketDir: '/s',
+    primary,
+    archiveCommand: 'archive %p',
+  });
   assert.equal(onReplica.primary_slot_name, 'kanri_db_1');
   assert.match(
     onReplica.primary_conninfo ?? '',

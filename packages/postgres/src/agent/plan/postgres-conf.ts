@@ -28,6 +28,8 @@ export interface AgentSettingsInput {
   readonly slot?: string;
   /** Primary: `synchronous_standby_names` (see sync-plan.ts); '' (asynchronous) when unset. */
   readonly synchronousStandbyNames?: string;
+  /** The agent's archive command (see archive-command.ts), `%p` included. */
+  readonly archiveCommand: string;
 }
 
 /** Settings postgres must have for the agent to work; the operator's ConfigMap cannot override them. */
@@ -52,7 +54,30 @@ export function buildAgentSettings(input: AgentSettingsInput): Record<AgentOwned
     primary_slot_name: input.primary?.slot ?? input.slot ?? '',
     // The primary's agent chooses the synchronous standbys and publishes them in the Lease first.
     synchronous_standby_names: input.synchronousStandbyNames ?? '',
+    // Always on, because changing it takes a restart: without a repo the archive command reports
+    // success at once (no WAL is kept, as with the mode off), and a repo declared later archives
+    // without one. The command asks the agent first, so only the Lease holder writes into a repo.
+    archive_mode: 'on',
+    archive_command: input.archiveCommand,
   };
+}
+
+/** A shell word: single-quoted, so paths with spaces or `$` reach the program as they are. */
+function shellWord(word: string): string {
+  return `'${word.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * The archive_command line: the agent's archive command under this Node.js, with its control socket.
+ *
+ * @example
+ * ```ts
+ * buildArchiveCommand('/usr/bin/node', '/app/agent/archive-command.js', '/run/postgresql/.s.kanri');
+ * // "'/usr/bin/node' '/app/agent/archive-command.js' '/run/postgresql/.s.kanri' %p"
+ * ```
+ */
+export function buildArchiveCommand(node: string, script: string, socket: string): string {
+  return `${[node, script, socket].map(shellWord).join(' ')} %p`;
 }
 
 /** A libpq conninfo value: single-quoted with backslash escapes when it holds anything unusual. */

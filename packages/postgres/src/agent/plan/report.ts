@@ -3,7 +3,7 @@
  * the rule for when to write it: at once when something that matters changed, otherwise (LSNs
  * moving, time passing) at most every `refreshMs`, so a busy primary does not flood the API.
  */
-import type { InstanceReport, Role } from '../../contract/index.js';
+import { archiveFailing, type InstanceReport, type Role } from '../../contract/index.js';
 import { lsnDistance, maxLsn } from './lsn.js';
 
 /** What one status probe of the local postgres returned (undefined fields: postgres did not answer). */
@@ -118,6 +118,9 @@ function essentials(report: InstanceReport): string {
     report.switchover ?? '',
     report.rejoin ?? '',
     report.synchronousStandbys ?? [],
+    report.backups?.stanza ?? '',
+    archiveFailing(report.backups?.archive),
+    report.restore ?? null,
   ]);
 }
 

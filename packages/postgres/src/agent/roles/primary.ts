@@ -9,6 +9,7 @@
  */
 import { LeaderElector } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, names, parseMembers, ROLE } from '../../contract/index.js';
+import { runPrimaryBackups } from '../backups/primary-backups.js';
 import type { AgentContext, Takeover, Transition } from '../context.js';
 import { ensureSystemRoles, reconcileSlots } from '../io/primary-tasks.js';
 import { retry, untilAccepting } from '../io/retry.js';
@@ -137,7 +138,11 @@ async function lead(
       await reconcileSlots(ctx.db, config, podNames(ctx), log).catch(() => undefined);
       nowLeading();
     }
-    await Promise.all([runPrimaryTasks(ctx, session, lost), runSyncLoop(ctx, session, lost)]);
+    await Promise.all([
+      runPrimaryTasks(ctx, session, lost),
+      runSyncLoop(ctx, session, lost),
+      runPrimaryBackups(ctx, lost).catch((error: unknown) => log.error({ err: error }, 'backup work failed')),
+    ]);
   } finally {
     reportTakeover();
     let phase: string | undefined;

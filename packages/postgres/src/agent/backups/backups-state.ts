@@ -1,0 +1,48 @@
+/**
+ * What the agent knows of its repos and archive beyond what postgres says: the stanza, the archive
+ * command's last outcomes (with pgBackRest's reason), the recovery window and a restore's result.
+ * One owner; the status reporter reads snapshots, the control socket and the backup runner write.
+ */
+
+import type { BackupsReport, RestoreReport } from '../../contract/index.js';
+import type { ArchiveOutcome } from '../archive-command.js';
+
+export interface ArchivingTarget {
+  readonly bin: string;
+  readonly args: readonly string[];
+}
+
+export class BackupsState {
+  /** The spec declares a usable repo; undefined before the spec was read. */
+  archiving: boolean | undefined;
+  target: ArchivingTarget | undefined;
+  /** The repo options hash of the file written now, and the one the stanza was created for. */
+  writtenHash: string | undefined;
+  stanzaHash: string | undefined;
+  /** `created`, `failed: …`, `unsupported: …`; undefined without repos. */
+  stanza: string | undefined;
+  lastFailure: { wal: string; time: string; reason: string } | undefined;
+  lastSuccess: { wal: string; time: string } | undefined;
+  recoveryFirst: string | undefined;
+  restore: RestoreReport | undefined;
+
+  /** The stanza is created for the options written now. */
+  get stanzaReady(): boolean {
+    return this.stanza === 'created' && this.stanzaHash !== undefined && this.stanzaHash === this.writtenHash;
+  }
+
+  seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {
+    if (outcome.ok) this.lastSuccess = { wal: outcome.wal, time: now.toISOString() };
+    else this.lastFailure = { wal: outcome.wal, time: now.toISOString(), reason: outcome.reason ?? 'unknown' };
+  }
+
+  /** The report's `backups` (archive statistics are added by the reporter from pg_stat_archiver). */
+  report(): BackupsReport | undefined {
+    if (this.stanza === undefined) return undefined;
+    return {
+      stanza: this.stanza,
+      ...(this.stanzaHash ? { stanzaHash: this.stanzaHash } : {}),
+      ...(this.recoveryFirst ? { recoveryWindow: { first: this.recoveryFirst } } : {}),
+    };
+  }
+}

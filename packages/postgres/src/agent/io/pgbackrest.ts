@@ -1,0 +1,149 @@
+/**
+ * pgBackRest on this instance: writes `pgbackrest.conf` from the followed spec (mode 0600, in the
+ * run volume: it names the repo, and the credentials come from the mounted `conf.d`), and runs its
+ * commands as children that die with the agent, returning their output (redacted) and exit code.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  buildPgBackRestConf,
+  PGBACKREST_CONF_DIR,
+  PGBACKREST_STANZA,
+  type PgBackRestSpec,
+  PORT,
+  repoOptionsHash,
+} from '../../contract/index.js';
+import type { AgentConfig } from '../config.js';
+import { resolveMountPath } from '../mounts.js';
+import { forEachLine, withParentDeathSignal } from './commands.js';
+import { writeFileIfChanged } from './files.js';
+import type { Logger } from './logger.js';
+import type { Redactor } from './redactor.js';
+
+/** What the archive command needs to push (see archive-command.ts), served by the agent. */
+export interface ArchiveTarget {
+  readonly bin: string;
+  readonly args: readonly string[];
+}
+
+export interface PgBackRestResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  /** The last lines of stderr (redacted): pgBackRest's reason when it fails. */
+  readonly errorTail: string;
+}
+
+export class PgBackRest {
+  readonly #config: AgentConfig;
+  readonly #log: Logger;
+  readonly #redactor: Redactor;
+  #written: { hash: string; spec: PgBackRestSpec } | undefined;
+
+  constructor(config: AgentConfig, log: Logger, redactor: Redactor) {
+    this.#config = config;
+    this.#log = log;
+    this.#redactor = redactor;
+  }
+
+  get confFile(): string {
+    return join(this.#config.runDir, 'pgbackrest.conf');
+  }
+
+  /** The stanza's repo options hash as last written; undefined before the first write. */
+  get repoHash(): string | undefined {
+    return this.#written?.hash;
+  }
+
+  /** The options every command starts with: this file, and the mounted credentials. */
+  baseArgs(confFile = this.confFile, includeDir = PGBACKREST_CONF_DIR, stanza = PGBACKREST_STANZA): string[] {
+    return [`--config=${confFile}`, `--config-include-path=${resolveMountPath(includeDir)}`, `--stanza=${stanza}`];
+  }
+
+  /**
+   * Writes the file for `spec`; resolves the repo options hash (what decides where the stanza is).
+   * `owner` is whose repo path it is: a restore reads its source's.
+   */
+  async write(
+    spec: PgBackRestSpec,
+    file = this.confFile,
+    owner: { namespace: string; cluster: string; stanza?: string } = this.#config,
+  ): Promise<string> {
+    const config = this.#config;
+    const pgbackrestDir = join(config.runDir, 'pgbackrest');
+    const paths = {
+      pgPath: config.pgdata,
+      socketPath: config.socketDir,
+      port: PORT.postgres,
+      spoolPath: join(config.dataDir, 'pgbackrest-spool'),
+      logPath: join(pgbackrestDir, 'log'),
+      lockPath: join(pgbackrestDir, 'lock'),
+    };
+    await Promise.all(
+      [paths.spoolPath, paths.logPath, paths.lockPath].map((dir) => mkdir(dir, { recursive: true, mode: 0o700 })),
+    );
+    const { text, options } = buildPgBackRestConf({
+      namespace: owner.namespace,
+      cluster: owner.cluster,
+      ...(owner.stanza ? { stanza: owner.stanza } : {}),
+      spec,
+      paths,
+      resolvePath: (path) => resolveMountPath(path),
+    });
+    await writeFileIfChanged(file, text, 0o600);
+    const hash = repoOptionsHash(options);
+    if (file === this.confFile) this.#written = { hash, spec };
+    return hash;
+  }
+
+  /** What archive-push runs, or undefined before the file was written. */
+  archiveTarget(): ArchiveTarget | undefined {
+    if (!this.#written) return undefined;
+    return { bin: this.#config.pgbackrestBin, args: this.baseArgs() };
+  }
+
+  /** Runs `pgbackrest <args>` (after the base options); never rejects for a non-zero exit. */
+  run(
+    args: readonly string[],
+    options: { signal?: AbortSignal; base?: readonly string[]; onLine?: (line: string) => void } = {},
+  ): Promise<PgBackRestResult> {
+    const argv = [...(options.base ?? this.baseArgs()), ...args];
+    const [file, fullArgv] = withParentDeathSignal(this.#config.pgbackrestBin, argv, 'TERM');
+    const command = args.find((a) => !a.startsWith('--')) ?? 'pgbackrest';
+    return new Promise((resolve) => {
+      const child = spawn(file, fullArgv, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      const tail: string[] = [];
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        stdout += chunk;
+      });
+      forEachLine(child.stderr, (line) => {
+        if (!line.trim()) return;
+        const redacted = this.#redactor.redact(line);
+        tail.push(redacted);
+        if (tail.length > 8) tail.shift();
+        this.#log.warn({ tool: 'pgbackrest', command }, redacted);
+        options.onLine?.(redacted);
+      });
+      const abort = () => child.kill('SIGTERM');
+      options.signal?.addEventListener('abort', abort, { once: true });
+      child.once('error', (error) => {
+        options.signal?.removeEventListener('abort', abort);
+        resolve({ code: null, signal: null, stdout, errorTail: this.#redactor.describe(error) });
+      });
+      child.once('close', (code, signal) => {
+        options.signal?.removeEventListener('abort', abort);
+        resolve({ code, signal, stdout, errorTail: tail.join(' | ') });
+      });
+    });
+  }
+}
+
+/** A one-line reason from a failed run: pgBackRest's error line when there is one. */
+export function failureReason(result: PgBackRestResult, what: string): string {
+  if (result.signal) return `${what} was stopped (${result.signal})`;
+  const error = /ERROR: \[\d+\]: .*/.exec(result.errorTail)?.[0];
+  return `${what} failed (exit ${result.code ?? 'none'}): ${error ?? (result.errorTail || 'no output')}`;
+}

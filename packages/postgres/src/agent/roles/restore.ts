@@ -1,0 +1,135 @@
+/**
+ * Restoring this instance from a pgBackRest repo (a clone's first instance, or the instance an
+ * in-place restore keeps): `pgbackrest restore --delta` into PGDATA, then postgres recovers from
+ * the archive up to the target (or the archive's end) and promotes itself onto a new timeline.
+ *
+ * Guarantees: postgres is never promoted by the agent here, so recovery stops exactly where the
+ * target says (promoting early would end it wherever replay happened to be). A restore that fails
+ * (pgBackRest's checksum check, a target the archive cannot reach) is reported with its reason and
+ * the instance stays down; each restore id runs once, and re-runs only after a restart of the Pod
+ * while it had not succeeded (the marker beside PGDATA says how far it got).
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sleepUnlessAborted } from '@kanri/timing';
+import {
+  CONFIG_KEY,
+  decodeRestoreSource,
+  hasRecoveryTarget,
+  type RestoreReport,
+  type RestoreSource,
+  repoIndex,
+  unsupportedRepo,
+} from '../../contract/index.js';
+import type { AgentContext } from '../context.js';
+import { writeFileIfChanged } from '../io/files.js';
+import { failureReason } from '../io/pgbackrest.js';
+
+/** Beside PGDATA (which `--delta` rewrites): which restore ran here, and how it ended. */
+export function restoreMarkerPath(dataDir: string): string {
+  return join(dataDir, 'kanri-restore.json');
+}
+
+export async function readRestoreMarker(dataDir: string): Promise<RestoreReport | undefined> {
+  try {
+    return JSON.parse(await readFile(restoreMarkerPath(dataDir), 'utf8')) as RestoreReport;
+  } catch {
+    return undefined;
+  }
+}
+
+async function mark(ctx: AgentContext, report: RestoreReport): Promise<void> {
+  ctx.backups.restore = report;
+  await writeFileIfChanged(restoreMarkerPath(ctx.config.dataDir), `${JSON.stringify(report)}\n`);
+  ctx.state.setPhase(
+    report.result === 'failed'
+      ? `restore ${report.id} failed: ${report.reason}`
+      : report.result === 'running'
+        ? `restoring (${report.id})`
+        : undefined,
+    { report: true },
+  );
+}
+
+/** Waits for the operator's restore source in the ConfigMap. */
+async function restoreSource(ctx: AgentContext, signal: AbortSignal): Promise<RestoreSource | undefined> {
+  while (!signal.aborted) {
+    const source = decodeRestoreSource(ctx.view.configData?.[CONFIG_KEY.restoreSource]);
+    if (source) return source;
+    ctx.state.setPhase('waiting for the restore source in the cluster configuration');
+    await sleepUnlessAborted(1_000, signal);
+  }
+  return undefined;
+}
+
+/** Resolves true once postgres runs restored and promoted, false when the restore failed (reported). */
+export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): Promise<boolean> {
+  const { config, log, postgres } = ctx;
+  const source = await restoreSource(ctx, signal);
+  if (!source) return false;
+  const id = config.restoreId ?? source.id;
+  const fail = async (reason: string) => {
+    log.error({ restore: id, reason }, 'restore failed');
+    ctx.events.record('Warning', 'RestoreFailed', `${config.podName}: restore ${id} failed: ${reason}`);
+    await postgres.stop('fast');
+    await mark(ctx, { id, result: 'failed', reason });
+    return false;
+  };
+  const unsupported = unsupportedRepo(source.repo);
+  if (unsupported) return fail(unsupported);
+  await mark(ctx, { id, result: 'running' });
+  const file = join(config.runDir, 'pgbackrest-restore.conf');
+  await ctx.pgbackrest.write(
+    { repos: [source.repo], ...(source.global ? { global: source.global } : {}) },
+    file,
+    source,
+  );
+  await mkdir(config.pgdata, { recursive: true, mode: 0o700 });
+  const options = source.options ?? [];
+  const started = performance.now();
+  log.info(
+    { restore: id, repo: source.repo.name, from: `${source.namespace}/${source.cluster}`, options },
+    'restoring',
+  );
+  const result = await ctx.pgbackrest.run(
+    [
+      `--repo=${repoIndex(source.repo.name)}`,
+      `--pg1-path=${config.pgdata}`,
+      '--delta',
+      ...options,
+      ...(hasRecoveryTarget(options) ? ['--target-action=promote'] : []),
+      'restore',
+    ],
+    { signal, base: ctx.pgbackrest.baseArgs(file, source.configDir, source.stanza) },
+  );
+  if (signal.aborted) return false;
+  if (result.code !== 0) return fail(failureReason(result, 'pgbackrest restore'));
+  log.info({ restore: id, ms: Math.round(performance.now() - started) }, 'files restored; recovering from the archive');
+
+  // postgres replays the archive and promotes itself at the target (or the archive's end).
+  ctx.lastFatal.line = undefined;
+  await ctx.files.write();
+  postgres.start();
+  while (!signal.aborted) {
+    const fatal = readFatal(ctx);
+    if (fatal) return fail(`postgres could not recover: ${fatal.replace(/^.*?(FATAL|PANIC):\s*/, '')}`);
+    const o = await ctx.db.observe();
+    if (o.connected && o.inRecovery === false) break;
+    ctx.state.setPhase(`recovering from the archive (${o.connected ? `replayed ${o.replayLsn ?? '?'}` : 'starting'})`);
+    await sleepUnlessAborted(500, signal);
+  }
+  if (signal.aborted) return false;
+  // The restore_command pgBackRest wrote names this Pod's restore configuration: replicas cloned
+  // from here must not inherit it.
+  await ctx.db.query('ALTER SYSTEM RESET restore_command').catch(() => undefined);
+  postgres.reload();
+  await mark(ctx, { id, result: 'succeeded' });
+  log.info({ restore: id, ms: Math.round(performance.now() - started) }, 'restored and promoted');
+  ctx.events.record('Normal', 'Restored', `${config.podName} restored (${id}) and promoted onto a new timeline`);
+  return true;
+}
+
+/** Read through a call: the line is set by postgres's log reader while this role waits. */
+function readFatal(ctx: AgentContext): string | undefined {
+  return ctx.lastFatal.line;
+}
