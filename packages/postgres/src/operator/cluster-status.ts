@@ -6,14 +6,31 @@
 import { type Condition, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
+import { archiveFailing, type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
 
 /**
  * The report fields the operator acts on. `readReport` returns only these (and `updatedAt`, read
  * as freshness), so the operator cannot start reading another field without adding it here, and
  * the Pod predicate, which wakes the controller only when one of these changed, stays in step.
  */
-export const REPORT_FIELDS_READ = ['role', 'ready', 'timeline', 'lagBytes', 'systemIdentifier', 'message'] as const;
+export const REPORT_FIELDS_READ = [
+  'role',
+  'ready',
+  'timeline',
+  'lagBytes',
+  'systemIdentifier',
+  'message',
+  'backups',
+  'restore',
+] as const;
+
+/**
+ * What of a report's objects wakes the controller at once: the stanza, whether the archive fails,
+ * and a restore's result. Archive times move with every segment; the periodic requeue shows them.
+ */
+export function reportObjectsKey(report: ReportView): string {
+  return JSON.stringify([report.backups?.stanza, archiveFailing(report.backups?.archive), report.restore ?? null]);
+}
 
 /** What the operator sees of an agent's report. */
 export type ReportView = Pick<InstanceReport, (typeof REPORT_FIELDS_READ)[number] | 'updatedAt'>;

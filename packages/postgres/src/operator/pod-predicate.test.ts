@@ -46,11 +46,25 @@ describe('instancePodChanged', () => {
       lagBytes: { lagBytes: 4096 },
       systemIdentifier: { systemIdentifier: '743' },
       message: { message: 'cannot reach the primary' },
+      backups: { backups: { stanza: 'failed: stanza-create failed' } },
+      restore: { restore: { id: 'clone', result: 'failed', reason: 'x' } },
     };
     assert.deepEqual(Object.keys(changes).sort(), [...REPORT_FIELDS_READ].sort());
     for (const [field, change] of Object.entries(changes)) {
       assert.equal(changed(pod(), pod(change)), true, field);
     }
+  });
+
+  it('passes the archive starting to fail, but not a newer archived segment', () => {
+    const archiving = (archive: Record<string, string>) => pod({ backups: { stanza: 'created', archive } });
+    const ok = archiving({ lastArchivedWal: 'A', lastArchivedTime: '2026-12-01T10:00:00Z' });
+    assert.equal(changed(ok, archiving({ lastArchivedWal: 'B', lastArchivedTime: '2026-12-01T10:00:05Z' })), false);
+    const failing = archiving({
+      lastArchivedTime: '2026-12-01T10:00:00Z',
+      lastFailedWal: 'B',
+      lastFailedTime: '2026-12-01T10:00:09Z',
+    });
+    assert.equal(changed(ok, failing), true);
   });
 
   it('passes labels, owner, phase, deletion and readiness changes, and a report appearing or going', () => {

@@ -13,7 +13,14 @@
 import type { KubeObject } from '@kanri/client';
 import type { Predicate } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { isReportFresh, podReady, REPORT_FIELDS_READ, REPORT_STALE_AFTER_MS, readReport } from './cluster-status.js';
+import {
+  isReportFresh,
+  podReady,
+  REPORT_FIELDS_READ,
+  REPORT_STALE_AFTER_MS,
+  readReport,
+  reportObjectsKey,
+} from './cluster-status.js';
 
 export interface InstancePodPredicateOptions {
   /** The clock, in epoch milliseconds. Default `Date.now`. */
@@ -36,7 +43,10 @@ export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfter
   const before = readReport(old);
   const after = readReport(pod);
   if (!before || !after) return before !== after;
-  if (REPORT_FIELDS_READ.some((field) => before[field] !== after[field])) return true;
+  const scalarChanged = REPORT_FIELDS_READ.some(
+    (field) => typeof after[field] !== 'object' && before[field] !== after[field],
+  );
+  if (scalarChanged || reportObjectsKey(before) !== reportObjectsKey(after)) return true;
   return isReportFresh(before, nowMs, staleAfterMs) !== isReportFresh(after, nowMs, staleAfterMs);
 }
 

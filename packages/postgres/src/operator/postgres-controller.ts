@@ -9,10 +9,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ignoreNotFound } from '@kanri/client';
-import { controller, type KubeObject, type ReconcileContext } from '@kanri/runtime';
+import { type Condition, controller, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
-import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, KIND, LABEL, ROLE } from '../contract/index.js';
+import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
+import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
+import { type BackupRecord, planBackups } from './backups/backup-plan.js';
+import { resolveCloneSource } from './backups/restore-source.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
@@ -99,6 +101,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   .owns('rbac.authorization.k8s.io/v1', 'Role')
   .owns('rbac.authorization.k8s.io/v1', 'RoleBinding')
   .owns('policy/v1', 'PodDisruptionBudget')
+  // A backup's phase changes status.pgbackrest (and a finished one lets the next run).
+  .owns(API_VERSION, BACKUP_KIND)
   .reconcile(async (cluster, ctx) => {
     if (cluster.spec.paused) {
       ctx.log.info('paused: no changes made');
@@ -107,7 +111,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, credentialsFor(cluster, ctx))) await ctx.apply(secret);
-    await ctx.apply(postgresConfig(cluster));
+    const clone = cluster.spec.dataSource ? resolveCloneSource(cluster, await sourceClusterOf(cluster, ctx)) : {};
+    await ctx.apply(postgresConfig(cluster, clone.source));
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
@@ -122,6 +127,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const initialised =
       cluster.status?.systemIdentifier !== undefined || pods.some((p) => readReport(p)?.systemIdentifier);
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
+    if (!initialised && clone.problem) {
+      ctx.log.warn({ problem: clone.problem }, 'cannot clone yet');
+      await ctx.event('Warning', 'DataSourceNotReady', clone.problem);
+    }
 
     for (const victim of plan.remove) {
       ctx.log.info({ instance: victim.name }, 'scaling down: removing replica');
@@ -154,10 +163,16 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
           claims.find((c) => c.metadata?.name === claim.metadata?.name),
           claim,
         );
+        const first = plan.initdb === instance.name;
+        // The first instance of a clone waits for its source; the others wait to clone it anyway.
+        if (first && clone.problem) continue;
         const pod = instancePod({
           cluster,
           ...instance,
-          bootstrap: plan.initdb === instance.name ? 'initdb' : 'basebackup',
+          bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
+          ...(first && clone.source
+            ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
+            : {}),
         });
         const existing = pods.find((p) => p.metadata?.name === instance.name);
         if (existing?.metadata?.deletionTimestamp) continue; // recreated once gone
@@ -188,6 +203,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     if (previousPrimary && status.primary && previousPrimary !== status.primary) {
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
+    const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);
@@ -195,8 +211,69 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       await ctx.event('Normal', 'Ready', `${desired} instances ready, primary ${status.primary}`);
     // Reports that change what the status shows arrive as Pod updates, which wake this controller;
     // the requeue only ages reports that stopped coming.
-    return { requeueAfter: '30s' };
+    return { requeueAfter: Math.min(30_000, backupsRequeueMs ?? 30_000) };
   });
+
+/** The PostgresCluster a clone's `spec.dataSource.postgresCluster` names; undefined when it does not exist. */
+async function sourceClusterOf(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+): Promise<PostgresCluster | undefined> {
+  const name = cluster.spec.dataSource?.postgresCluster?.clusterName;
+  if (!name) return undefined;
+  return ignoreNotFound(ctx.resource.get(name, { namespace: cluster.metadata?.namespace, signal: ctx.signal }));
+}
+
+/**
+ * Creates the PostgresBackups that are due, fails those whose instance stopped heartbeating, and
+ * folds the primary's report of its repos and archive into `status` (see backups/backup-plan.ts).
+ * Resolves when the next schedule is due.
+ */
+async function reconcileBackups(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+  status: PostgresClusterStatus,
+  pods: readonly Pod[],
+): Promise<number | undefined> {
+  const records = ctx.list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, {
+    namespace: cluster.metadata?.namespace,
+    ownedBy: cluster,
+  });
+  const primaryPod = pods.find((p) => p.metadata?.name === status.primary);
+  const plan = planBackups({
+    cluster,
+    records,
+    primaryBackups: primaryPod ? readPodReport(primaryPod)?.backups : undefined,
+    now: new Date(),
+  });
+  for (const record of plan.create) {
+    ctx.log.info({ backup: record.metadata.name, trigger: record.spec.trigger }, 'creating PostgresBackup');
+    if (await ctx.create(record as BackupRecord & KubeObject))
+      await ctx.event(
+        'Normal',
+        'BackupRequested',
+        `${record.spec.type} backup ${record.metadata.name} to ${record.spec.repoName} (${record.spec.trigger})`,
+      );
+  }
+  for (const { name, message } of plan.fail) {
+    await ctx.client
+      .resource(API_VERSION, BACKUP_KIND)
+      .patchStatus(
+        name,
+        { status: { phase: 'Failed', reason: 'InstanceLost', message, completedAt: new Date().toISOString() } },
+        { namespace: cluster.metadata?.namespace, type: 'merge', signal: ctx.signal },
+      );
+    await ctx.event('Warning', 'BackupFailed', `backup ${name} failed: ${message}`);
+  }
+  Object.assign(status, plan.status);
+  const conditions = (status.conditions ?? []) as Condition[];
+  status.conditions = (
+    plan.condition
+      ? setCondition(conditions, { ...plan.condition, observedGeneration: cluster.metadata?.generation })
+      : conditions.filter((c) => c.type !== 'WALArchiving')
+  ) as PostgresClusterStatus['conditions'];
+  return plan.requeueAfterMs;
+}
 
 /**
  * Switchovers are carried out by the agents (the primary hands its Lease to the target); the

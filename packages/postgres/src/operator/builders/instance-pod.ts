@@ -1,7 +1,16 @@
 /** The Pod of one instance: the agent container, its data volume and probes. Pure. */
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { type Bootstrap, ENV, LABEL, names, PATH, PORT } from '../../contract/index.js';
+import {
+  type Bootstrap,
+  ENV,
+  LABEL,
+  names,
+  PATH,
+  PGBACKREST_CONF_DIR,
+  PGBACKREST_SOURCE_CONF_DIR,
+  PORT,
+} from '../../contract/index.js';
 import { instanceLabels } from './labels.js';
 
 /** uid and gid of `postgres` in the Kanri image (see packages/postgres/Dockerfile). */
@@ -17,12 +26,30 @@ export interface InstancePodInput {
   readonly set: string;
   readonly setIndex: number;
   readonly bootstrap: Bootstrap;
+  /** With bootstrap `restore`: the restore's id (ENV.restoreId). */
+  readonly restoreId?: string;
+  /** With a clone: the source repo's `configuration`, mounted at PGBACKREST_SOURCE_CONF_DIR. */
+  readonly sourceConfiguration?: readonly unknown[];
 }
 
-export function instancePod({ cluster, name, set, setIndex, bootstrap }: InstancePodInput): Pod {
+export function instancePod(input: InstancePodInput): Pod {
+  const { cluster, name, set, setIndex, bootstrap } = input;
   const clusterName = cluster.metadata?.name ?? '';
   const spec = cluster.spec;
   const instanceSet = spec.instances[setIndex];
+  // PGO's layout: the repo credentials (an `s3.conf` holding repoN-s3-key…) are pgBackRest
+  // configuration files in conf.d, which the agent's commands include.
+  const backupSources = spec.backups?.pgbackrest?.configuration ?? [];
+  const sourceSources = input.sourceConfiguration ?? [];
+  const backupVolumes = [
+    ...(backupSources.length > 0 ? [{ name: 'pgbackrest-config', projected: { sources: backupSources } }] : []),
+    ...(sourceSources.length > 0 ? [{ name: 'pgbackrest-source', projected: { sources: sourceSources } }] : []),
+  ];
+  const backupMounts = backupVolumes.map((v) => ({
+    name: v.name,
+    mountPath: v.name === 'pgbackrest-config' ? PGBACKREST_CONF_DIR : PGBACKREST_SOURCE_CONF_DIR,
+    readOnly: true,
+  }));
   const secretEnv = (env: string, secret: string) => ({
     name: env,
     valueFrom: { secretKeyRef: { name: secret, key: 'password' } },
@@ -60,6 +87,7 @@ export function instancePod({ cluster, name, set, setIndex, bootstrap }: Instanc
             { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
             { name: ENV.bootstrap, value: bootstrap },
             { name: ENV.postgresVersion, value: String(spec.postgresVersion) },
+            ...(input.restoreId ? [{ name: ENV.restoreId, value: input.restoreId }] : []),
             secretEnv(ENV.superuserPassword, names.superuserSecret(clusterName)),
             secretEnv(ENV.replicationPassword, names.replicationSecret(clusterName)),
           ],
@@ -90,6 +118,7 @@ export function instancePod({ cluster, name, set, setIndex, bootstrap }: Instanc
             { name: 'pgdata', mountPath: PATH.data },
             { name: 'run', mountPath: PATH.run },
             { name: 'tmp', mountPath: '/tmp' },
+            ...backupMounts,
           ],
         },
       ],
@@ -97,6 +126,7 @@ export function instancePod({ cluster, name, set, setIndex, bootstrap }: Instanc
         { name: 'pgdata', persistentVolumeClaim: { claimName: names.pvc(name) } },
         { name: 'run', emptyDir: {} },
         { name: 'tmp', emptyDir: {} },
+        ...backupVolumes,
       ],
       affinity: instanceSet?.affinity ?? {
         // Spread instances over nodes when possible: losing a node must not take primary and replica.

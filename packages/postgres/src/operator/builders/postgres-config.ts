@@ -5,7 +5,14 @@
  */
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { CONFIG_KEY, names, quoteConfValue, REPLICATION_USER } from '../../contract/index.js';
+import {
+  CONFIG_KEY,
+  encodeRestoreSource,
+  names,
+  quoteConfValue,
+  REPLICATION_USER,
+  type RestoreSource,
+} from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 /** Quotes a value as postgresql.conf expects: numbers and booleans bare, everything else quoted. */
@@ -13,7 +20,7 @@ export function confValue(value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : quoteConfValue(String(value));
 }
 
-export function postgresConfig(cluster: PostgresCluster): ConfigMap {
+export function postgresConfig(cluster: PostgresCluster, restoreSource?: RestoreSource): ConfigMap {
   const c = cluster.metadata?.name ?? '';
   const parameters: Record<string, unknown> = {
     // Senders and slots are the agent's (AGENT_OWNED_SETTINGS); retained WAL lets a lagging replica catch up.
@@ -24,6 +31,9 @@ export function postgresConfig(cluster: PostgresCluster): ConfigMap {
     // acknowledged until a standby streams again, so this bounds the RTO.
     wal_retrieve_retry_interval: '1s',
     password_encryption: 'scram-sha-256',
+    // With a repo, a quiet primary still closes a segment every minute: the recovery window's
+    // end (and what a total loss can lose) is at most this old.
+    ...(cluster.spec.backups?.pgbackrest ? { archive_timeout: '60s' } : {}),
     ...(cluster.spec.config?.parameters ?? {}),
   };
   const conf = Object.keys(parameters)
@@ -41,6 +51,10 @@ export function postgresConfig(cluster: PostgresCluster): ConfigMap {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: names.config(c), namespace: cluster.metadata?.namespace, labels: clusterLabels(c) },
-    data: { [CONFIG_KEY.parameters]: `${conf}\n`, [CONFIG_KEY.hba]: `${hba}\n` },
+    data: {
+      [CONFIG_KEY.parameters]: `${conf}\n`,
+      [CONFIG_KEY.hba]: `${hba}\n`,
+      ...(restoreSource ? { [CONFIG_KEY.restoreSource]: encodeRestoreSource(restoreSource) } : {}),
+    },
   };
 }

@@ -1,0 +1,72 @@
+/**
+ * Where a new cluster's first instance restores from (`spec.dataSource`), resolved by the operator
+ * into the RestoreSource the agent reads, with the credentials its Pod must mount. Pure.
+ */
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import { PGBACKREST_SOURCE_CONF_DIR, PGBACKREST_STANZA, type RestoreSource } from '../../contract/index.js';
+
+export interface ResolvedSource {
+  readonly source?: RestoreSource;
+  /** The projections to mount at PGBACKREST_SOURCE_CONF_DIR (the source repo's credentials). */
+  readonly configuration?: readonly unknown[];
+  /** Why the data source cannot be used (yet); the cluster waits and says so. */
+  readonly problem?: string;
+}
+
+/**
+ * @example
+ * ```ts
+ * const { source, problem } = resolveCloneSource(cluster, await sourceClusterOf(cluster));
+ * ```
+ */
+export function resolveCloneSource(
+  cluster: PostgresCluster,
+  /** The PostgresCluster `spec.dataSource.postgresCluster` names, if it exists. */
+  sourceCluster: PostgresCluster | undefined,
+): ResolvedSource {
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  const dataSource = cluster.spec.dataSource;
+  if (dataSource?.postgresCluster) {
+    const { clusterName, repoName, options } = dataSource.postgresCluster;
+    if (!sourceCluster)
+      return { problem: `spec.dataSource.postgresCluster.clusterName: PostgresCluster ${clusterName} does not exist` };
+    const pgbackrest = sourceCluster.spec.backups?.pgbackrest;
+    const repo = pgbackrest?.repos.find((r) => r.name === repoName);
+    if (!pgbackrest || !repo)
+      return {
+        problem: `spec.dataSource.postgresCluster.repoName: PostgresCluster ${clusterName} declares no ${repoName}`,
+      };
+    return {
+      source: {
+        id: 'clone',
+        namespace,
+        cluster: clusterName,
+        stanza: PGBACKREST_STANZA,
+        repo,
+        ...(pgbackrest.global ? { global: pgbackrest.global } : {}),
+        ...(options ? { options } : {}),
+        configDir: PGBACKREST_SOURCE_CONF_DIR,
+      },
+      configuration: pgbackrest.configuration ?? [],
+    };
+  }
+  if (dataSource?.pgbackrest) {
+    const { stanza, repo, global, options, configuration } = dataSource.pgbackrest;
+    const pathKey = `${repo.name}-path`;
+    return {
+      source: {
+        id: 'clone',
+        namespace,
+        cluster: cluster.metadata?.name ?? '',
+        stanza: stanza ?? PGBACKREST_STANZA,
+        repo,
+        // A repo no cluster here owns: PGO's default path unless the user names one.
+        global: { [pathKey]: `/pgbackrest/${repo.name}`, ...(global ?? {}) },
+        ...(options ? { options } : {}),
+        configDir: PGBACKREST_SOURCE_CONF_DIR,
+      },
+      configuration: configuration ?? [],
+    };
+  }
+  return {};
+}
