@@ -15,7 +15,9 @@ export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/bui
 export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
 export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
-export { ensureBinaries, ensureHelm } from './binaries/ensure-binaries.js';
+export { ensureBinaries, ensureHelm, ensureVersitygw } from './binaries/ensure-binaries.js';
+export type { EnsurePgBackRestOptions } from './binaries/ensure-pgbackrest.js';
+export { ensurePgBackRest } from './binaries/ensure-pgbackrest.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
@@ -32,7 +34,7 @@ export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
-export { runnableAs } from './process-node/runnable-as.js';
+export { runnableAs, runnableFileAs } from './process-node/runnable-as.js';
 export type {
   ServiceAddressOptions,
   ServiceEndpoint,
