@@ -41,6 +41,10 @@ export type {
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export type { S3ClientConfig, S3ObjectInfo } from './s3-client.js';
+export { S3Client, S3RequestError } from './s3-client.js';
+export type { S3Server, S3ServerOptions } from './s3-server.js';
+export { startS3Server } from './s3-server.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,
@@ -49,5 +53,8 @@ export {
   helmComponent,
   KUBERNETES_VERSION,
   KWOK_VERSION,
+  pgBackRestPackage,
+  VERSITYGW_VERSION,
+  versitygwComponent,
 } from './versions.js';
 export { waitFor, within } from './wait-for.js';
