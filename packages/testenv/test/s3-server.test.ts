@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { isPortFree } from '../src/free-port.js';
-import { isProcessAlive, S3Client, S3RequestError, type S3Server, startS3Server } from '../src/index.js';
+import {
+  isProcessAlive,
+  S3Client,
+  S3RequestError,
+  type S3Server,
+  startControlPlane,
+  startS3Server,
+} from '../src/index.js';
 
 describe('startS3Server', { timeout: 180_000 }, () => {
   let s3: S3Server;
@@ -86,5 +93,22 @@ describe('startS3Server', { timeout: 180_000 }, () => {
     assert.equal(isProcessAlive(pid), false);
     await assert.rejects(access(server.dataDir), /ENOENT/);
     await assert.rejects(server.restart(), /after close/);
+  });
+
+  it('comes with a control plane when asked (cp.s3), and stops with it', async () => {
+    const cp = await startControlPlane({ s3: { region: 'us-west-2' } });
+    let pid = -1;
+    let dataDir = '';
+    try {
+      assert.ok(cp.s3, 'cp.s3 is set');
+      ({ pid, dataDir } = cp.s3);
+      assert.equal(cp.s3.region, 'us-west-2');
+      await cp.s3.createBucket('with-plane');
+      assert.deepEqual(await cp.s3.listObjects('with-plane'), []);
+    } finally {
+      await cp.stop();
+    }
+    assert.equal(isProcessAlive(pid), false, 'versitygw ended with the control plane');
+    await assert.rejects(access(dataDir), /ENOENT/);
   });
 });
