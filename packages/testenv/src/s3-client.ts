@@ -56,6 +56,18 @@ function element(xml: string, name: string): string | undefined {
   return match?.[1] === undefined ? undefined : xmlText(match[1]);
 }
 
+/**
+ * A minimal S3 client: path-style requests signed with SigV4, trusting only the given CA.
+ * `startS3Server` returns a server whose methods use one; build another to call with other
+ * credentials.
+ *
+ * @example
+ * ```ts
+ * const client = new S3Client({ ...s3, secretAccessKey: 'wrong' });
+ * await client.listObjects('backups'); // rejects: S3RequestError, status 403
+ * await client.close();
+ * ```
+ */
 export class S3Client {
   readonly #config: S3ClientConfig;
   readonly #url: URL;
