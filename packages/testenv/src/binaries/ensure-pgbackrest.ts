@@ -86,7 +86,7 @@ async function fetchInto(pin: DebianPackagePin, aptDir: string, scratch: string)
 
 /**
  * Returns the path of the pinned pgBackRest (2.55.1, from Debian 13), fetching it on first use
- * (a few seconds: a 15 MB package index and a 0.5 MB .deb). Needs `apt-get` and `dpkg-deb`.
+ * (a few seconds: a 10 MB package index and a 0.5 MB .deb). Needs `apt-get` and `dpkg-deb`.
  * The binary sits under the cache, which another OS user may not read: pass it through
  * `runnableFileAs` before running it as `postgres`.
  *
