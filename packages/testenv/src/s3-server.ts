@@ -4,7 +4,8 @@
  *
  * Guarantees: the server is a ManagedProcess, ended by PID (never by name) and killed with this
  * process; `stop()` resolves once it has exited; `restart()` brings it back on the same port with
- * the same data and credentials; `close()` also removes its directory.
+ * the same data and credentials; `close()` also removes its directory, and a directory left by a
+ * killed test process is removed by the next start.
  * Caveats: another process may take the port while the server is stopped; `restart()` then fails
  * loudly with versitygw's log.
  */
@@ -19,6 +20,7 @@ import { freePort } from './free-port.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { createCertificateAuthority } from './pki.js';
 import { S3Client, type S3ObjectInfo } from './s3-client.js';
+import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
 import { waitHealthy } from './wait-healthy.js';
 
 export interface S3ServerOptions {
@@ -89,8 +91,12 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const binary = options.binary ?? (await ensureVersitygw());
   const region = options.region ?? 'us-east-1';
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const dir = await mkdtemp(join(options.baseDir ?? tmpdir(), 'kanri-s3-'));
+  const base = options.baseDir ?? tmpdir();
+  // The control plane's prefix and owner file: a directory left by a killed test process is swept by the next start.
+  await sweepStaleDataDirs(base);
+  const dir = await mkdtemp(join(base, `${DATA_DIR_PREFIX}s3-`));
   try {
+    await writeOwnerPid(dir);
     // World-readable, so that a backup tool running as another OS user can read the CA file.
     await chmod(dir, 0o755);
     const dataDir = join(dir, 'data');
