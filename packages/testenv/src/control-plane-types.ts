@@ -4,6 +4,7 @@ import type { BinaryPaths } from './binaries/ensure-binaries.js';
 import type { Kubeconfig } from './kubeconfig.js';
 import type { ProcessNode } from './process-node/process-node.js';
 import type { ProcessNodesOptions } from './process-node/process-nodes.js';
+import type { S3Server, S3ServerOptions } from './s3-server.js';
 
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager and kube-scheduler. Default false. */
@@ -40,6 +41,17 @@ export interface ControlPlaneOptions {
    * leaves the cluster alone and `addUser` is unsupported.
    */
   readonly useExistingCluster?: boolean;
+  /**
+   * Also start an S3 server (versitygw, see `startS3Server`) as `cp.s3`, stopped and removed with
+   * the control plane; `true` for the defaults. Default: none.
+   *
+   * @example
+   * ```ts
+   * await using cp = await startControlPlane({ processNodes: { count: 1, images }, s3: true });
+   * await cp.s3?.createBucket('backups');
+   * ```
+   */
+  readonly s3?: boolean | S3ServerOptions;
 }
 
 export interface UserOptions {
@@ -86,6 +98,8 @@ export interface ControlPlane extends AsyncDisposable {
   killComponent(name: 'etcd' | 'kube-apiserver', signal?: NodeJS.Signals): Promise<void>;
   /** Starts a killed component again with the same flags and port, and waits until it is healthy. */
   startComponent(name: 'etcd' | 'kube-apiserver'): Promise<void>;
+  /** The S3 server of `options.s3`; undefined without it. */
+  readonly s3: S3Server | undefined;
   /** Stops every process by PID, waits for each, and removes the data directory. Safe to call twice. */
   stop(): Promise<void>;
 }

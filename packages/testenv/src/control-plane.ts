@@ -28,6 +28,7 @@ import { waitNodesReady } from './kwok-nodes-ready.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
+import { type S3Server, startS3Server } from './s3-server.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
 import type { BinaryName } from './versions.js';
 import { waitHealthy } from './wait-healthy.js';
@@ -69,7 +70,7 @@ function required(paths: BinaryPaths, name: BinaryName): string {
  * ```
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster();
+  if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster(options);
   const nodes = options.nodes ?? 0;
   const withControllers = options.controllers === true || nodes > 0 || processNodeCount(options) > 0;
   const timeoutMs = options.startTimeoutMs ?? 60_000;
@@ -110,11 +111,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
   let stopped = false;
   let processNodes: ProcessNodeSet | undefined;
+  let s3: S3Server | undefined;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     // First, while the API server still answers: their containers' processes, then their Nodes.
     await processNodes?.stop();
+    await s3?.close(); // after the Pods, which may still be writing to it
     // Reverse start order: dependents go before what they depend on, so nothing logs spurious connection errors.
     for (const child of [...processes].reverse()) await child.stop();
     await rm(dataDir, { recursive: true, force: true });
@@ -257,6 +260,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       }
     }
 
+    // Before the process nodes, so that Pods find it from their first start.
+    s3 = await startS3(options);
     if (options.processNodes && processNodeCount(options) > 0) {
       processNodes = await startProcessNodes({
         options: options.processNodes,
@@ -299,6 +304,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       processNodeNames: processNodes?.names ?? [],
       processNodes: processNodes?.nodes ?? [],
       addUser: (user) => issueUser(ca, dataDir, server, user),
+      s3,
       stop,
       [Symbol.asyncDispose]: stop,
     };
@@ -308,9 +314,22 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   }
 }
 
-async function connectExistingCluster(): Promise<ControlPlane> {
+/** The S3 server of `options.s3`. Not under the data directory: that one is private (0700), and the CA file must not be. */
+function startS3(options: ControlPlaneOptions): Promise<S3Server | undefined> {
+  if (!options.s3) return Promise.resolve(undefined);
+  return startS3Server({
+    baseDir: options.baseDir,
+    timeoutMs: options.startTimeoutMs,
+    ...(options.s3 === true ? {} : options.s3),
+  });
+}
+
+async function connectExistingCluster(options: ControlPlaneOptions): Promise<ControlPlane> {
   const existing = await loadExistingCluster();
-  const stop = async () => {};
+  const s3 = await startS3(options);
+  const stop = async () => {
+    await s3?.close();
+  };
   const unsupported = async () => {
     throw new UnsupportedError(
       'an existing cluster (KANRI_USE_EXISTING_CLUSTER) has no components testenv can kill or start',
@@ -329,6 +348,7 @@ async function connectExistingCluster(): Promise<ControlPlane> {
     processNodeNames: [],
     processNodes: [],
     addUser: async () => addUserUnsupported(),
+    s3,
     stop,
     [Symbol.asyncDispose]: stop,
   };

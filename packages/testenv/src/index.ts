@@ -15,7 +15,9 @@ export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/bui
 export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
 export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
-export { ensureBinaries, ensureHelm } from './binaries/ensure-binaries.js';
+export { ensureBinaries, ensureHelm, ensureVersitygw } from './binaries/ensure-binaries.js';
+export type { EnsurePgBackRestOptions } from './binaries/ensure-pgbackrest.js';
+export { ensurePgBackRest } from './binaries/ensure-pgbackrest.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
@@ -32,13 +34,17 @@ export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
-export { runnableAs } from './process-node/runnable-as.js';
+export { runnableAs, runnableFileAs } from './process-node/runnable-as.js';
 export type {
   ServiceAddressOptions,
   ServiceEndpoint,
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export type { S3ClientConfig, S3ObjectInfo } from './s3-client.js';
+export { S3Client, S3RequestError } from './s3-client.js';
+export type { S3Server, S3ServerOptions } from './s3-server.js';
+export { startS3Server } from './s3-server.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,
@@ -47,5 +53,8 @@ export {
   helmComponent,
   KUBERNETES_VERSION,
   KWOK_VERSION,
+  pgBackRestPackage,
+  VERSITYGW_VERSION,
+  versitygwComponent,
 } from './versions.js';
 export { waitFor, within } from './wait-for.js';

@@ -3,7 +3,7 @@
 /** One Go-built component: where its source module lives and which binaries it yields. */
 export interface ComponentSpec {
   /** Cache key prefix and the name shown in progress lines. */
-  readonly name: 'kubernetes' | 'etcd' | 'kwok' | 'helm';
+  readonly name: 'kubernetes' | 'etcd' | 'kwok' | 'helm' | 'versitygw';
   readonly version: string;
   readonly binaries: readonly string[];
   /** Non-executable files the build writes beside the binaries. */
@@ -15,6 +15,8 @@ export const ETCD_VERSION = 'v3.6.16';
 export const KWOK_VERSION = 'v0.8.0';
 /** The last helm line built on Kubernetes v0.34, so its build shares compiled k8s.io packages with ours. */
 export const HELM_VERSION = 'v3.19.5';
+/** The S3 server backup tests write to: one static binary serving a plain directory. */
+export const VERSITYGW_VERSION = 'v1.8.0';
 
 export const kubernetesComponent: ComponentSpec = {
   name: 'kubernetes',
@@ -57,6 +59,31 @@ export const helmComponent: ComponentSpec = {
   binaries: ['helm'],
 };
 
+/**
+ * versitygw is the S3 server of `startS3Server` (backup tests), no part of a control plane:
+ * built only when asked (`ensureVersitygw`).
+ */
+export const versitygwComponent: ComponentSpec = {
+  name: 'versitygw',
+  version: VERSITYGW_VERSION,
+  binaries: ['versitygw'],
+};
+
+/**
+ * pgBackRest, from Debian 13's binary package: Debian 12's 2.45 cannot back up PostgreSQL 16,
+ * and pgBackRest is C, so there is no Go module to build it from. The version and the .deb's
+ * SHA-256 are pinned so that a changed archive fails loudly instead of running unknown code.
+ */
+export const pgBackRestPackage = {
+  name: 'pgbackrest',
+  version: '2.55.1',
+  debianVersion: '2.55.1-1',
+  architecture: 'amd64',
+  suite: 'trixie',
+  mirror: 'http://deb.debian.org/debian',
+  sha256: '4143a01dba71c12aab93e67b012b5cb93ec9f80e408080ddbde6261115da381d',
+} as const;
+
 /** The control-plane components: what `ensureBinaries()` builds by default. */
 export const allComponents: readonly ComponentSpec[] = [kubernetesComponent, etcdComponent, kwokComponent];
 
@@ -68,4 +95,5 @@ export type BinaryName =
   | 'kubectl'
   | 'etcd'
   | 'kwok'
-  | 'helm';
+  | 'helm'
+  | 'versitygw';

@@ -1,6 +1,14 @@
 /** Progress of a long binary build, and the default reporter that prints it to stderr without flooding CI logs. */
 
-export type BuildPhase = 'waiting-for-lock' | 'downloading' | 'resolving' | 'compiling' | 'done';
+/** `fetching` and `fetched` are for prebuilt packages (pgBackRest's .deb); the others are the phases of a Go build. */
+export type BuildPhase =
+  | 'waiting-for-lock'
+  | 'fetching'
+  | 'fetched'
+  | 'downloading'
+  | 'resolving'
+  | 'compiling'
+  | 'done';
 
 export interface BuildProgress {
   readonly component: string;
@@ -25,6 +33,8 @@ export function formatProgress(p: BuildProgress): string {
   switch (p.phase) {
     case 'waiting-for-lock':
       return `kanri testenv: another process is building ${what}; waiting (${formatDuration(p.elapsedMs)})`;
+    case 'fetching':
+      return `kanri testenv: fetching ${what} (${formatDuration(p.elapsedMs)})`;
     case 'downloading':
       return `kanri testenv: downloading Go modules for ${what} (${formatDuration(p.elapsedMs)})`;
     case 'resolving':
@@ -38,6 +48,8 @@ export function formatProgress(p: BuildProgress): string {
     }
     case 'done':
       return `kanri testenv: built ${what} in ${formatDuration(p.elapsedMs)}`;
+    case 'fetched':
+      return `kanri testenv: fetched ${what} in ${formatDuration(p.elapsedMs)}`;
   }
 }
 
@@ -57,7 +69,7 @@ export function streamProgressReporter(
     const changed = key !== lastPhase;
     if (stream.isTTY) {
       if (!changed && now - lastPrint < 500) return;
-      stream.write(`\r\x1b[K${formatProgress(p)}${p.phase === 'done' ? '\n' : ''}`);
+      stream.write(`\r\x1b[K${formatProgress(p)}${p.phase === 'done' || p.phase === 'fetched' ? '\n' : ''}`);
     } else {
       if (!changed && now - lastPrint < intervalMs) return;
       stream.write(`${formatProgress(p)}\n`);

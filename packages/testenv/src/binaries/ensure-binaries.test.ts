@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
-import { allComponents, type ComponentSpec, HELM_VERSION } from '../versions.js';
-import { ensureBinaries, ensureHelm } from './ensure-binaries.js';
+import { allComponents, type ComponentSpec, HELM_VERSION, VERSITYGW_VERSION } from '../versions.js';
+import { ensureBinaries, ensureHelm, ensureVersitygw } from './ensure-binaries.js';
 import type { GoBuildPlan } from './go-build-plan.js';
 
 const run = promisify(execFile);
@@ -129,5 +129,23 @@ describe('ensureBinaries', () => {
     });
     assert.deepEqual(built, ['helm helm.sh/helm/v3/cmd/helm']);
     assert.equal(helm, join(cacheDir, `helm-${HELM_VERSION}`, 'bin', 'helm'));
+  });
+
+  it('builds versitygw only when asked: ensureVersitygw builds it into its own cache entry', async () => {
+    assert.ok(!allComponents.some((c) => c.binaries.includes('versitygw')), 'a control plane never waits for it');
+    const cacheDir = join(dir, 'versitygw');
+    const built: string[] = [];
+    const versitygw = await ensureVersitygw({
+      cacheDir,
+      assetsDir: '',
+      onProgress: quiet,
+      build: async (plan) => {
+        built.push(`${plan.component.name} ${plan.build.args.at(-1)}`);
+        await writeFile(join(plan.outDir, 'versitygw'), '#!/bin/sh\n');
+        await chmod(join(plan.outDir, 'versitygw'), 0o755);
+      },
+    });
+    assert.deepEqual(built, ['versitygw github.com/versity/versitygw/cmd/versitygw']);
+    assert.equal(versitygw, join(cacheDir, `versitygw-${VERSITYGW_VERSION}`, 'bin', 'versitygw'));
   });
 });

@@ -5,17 +5,14 @@
  * per-version cache, else built once from the pinned Go modules; a cross-process lock makes
  * parallel test processes wait for one build instead of racing; binaries appear in the cache
  * only once complete (built in a scratch dir, then renamed), so a killed build never leaves a
- * half-written binary behind.
+ * half-written binary behind (`fillCacheEntry`).
  */
-import { access, constants, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import lockfile from 'proper-lockfile';
-import { errnoCode } from '../errno.js';
-import { BinaryBuildError } from '../errors.js';
-import { allComponents, type BinaryName, type ComponentSpec, helmComponent } from '../versions.js';
+import { allComponents, type BinaryName, type ComponentSpec, helmComponent, versitygwComponent } from '../versions.js';
 import { type ProgressListener, streamProgressReporter } from './build-progress.js';
 import { cacheRoot, componentBinDir, componentDir } from './cache-dir.js';
+import { allExecutable, type CacheEntry, fillCacheEntry, isEntryCached } from './cache-entry.js';
 import { runGoBuild } from './go-build.js';
 import { type GoBuildPlan, planGoBuild } from './go-build-plan.js';
 
@@ -36,97 +33,18 @@ export interface EnsureBinariesOptions {
   readonly components?: readonly ComponentSpec[];
 }
 
-const COMPLETE_MARKER = '.complete';
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+function cacheEntry(component: ComponentSpec, root: string): CacheEntry {
+  return { ...component, dir: componentDir(component, root) };
 }
 
-async function allExecutable(dir: string, names: readonly string[]): Promise<boolean> {
-  const found = await Promise.all(names.map((n) => isExecutable(join(dir, n))));
-  return found.every(Boolean);
-}
-
-/** A component is cached once its marker exists (written last) and every binary is still there. */
-async function isCached(component: ComponentSpec, root: string): Promise<boolean> {
-  const bin = componentBinDir(component, root);
-  try {
-    await access(join(bin, COMPLETE_MARKER));
-    await Promise.all((component.files ?? []).map((f) => access(join(bin, f))));
-  } catch {
-    return false;
-  }
-  return allExecutable(bin, component.binaries);
-}
-
-/** Builds `component` into the cache unless another process already did, holding the component's lock throughout. */
+/** Builds `component` into the cache unless another process already did (see `fillCacheEntry`). */
 async function buildLocked(component: ComponentSpec, root: string, options: EnsureBinariesOptions): Promise<void> {
-  const dir = componentDir(component, root);
-  await mkdir(dir, { recursive: true });
-  const onProgress = options.onProgress ?? streamProgressReporter();
-  const waitStarted = Date.now();
-  let release: (() => Promise<void>) | undefined;
-  let compromised: Error | undefined;
-  while (!release) {
-    try {
-      release = await lockfile.lock(dir, {
-        realpath: false,
-        lockfilePath: `${dir}.lock`,
-        // The holder refreshes the lock every 5 s; one not refreshed for 60 s belongs to a dead process.
-        stale: 60_000,
-        update: 5_000,
-        onCompromised: (error) => {
-          compromised = error;
-        },
-      });
-    } catch (error) {
-      if (errnoCode(error) !== 'ELOCKED') throw error;
-      onProgress({
-        component: component.name,
-        version: component.version,
-        phase: 'waiting-for-lock',
-        elapsedMs: Date.now() - waitStarted,
-      });
-      await sleep(1_000);
-      if (await isCached(component, root)) return;
-    }
-  }
-  try {
-    if (await isCached(component, root)) return;
-    const scratch = join(dir, `build-${process.pid}-${Date.now()}`);
-    await mkdir(scratch, { recursive: true });
-    try {
-      await (options.build ?? runGoBuild)(planGoBuild(component, scratch), onProgress);
-      if (compromised) throw compromised;
-      const bin = componentBinDir(component, root);
-      await mkdir(bin, { recursive: true });
-      for (const name of [...component.binaries, ...(component.files ?? [])]) {
-        try {
-          await access(join(scratch, name));
-        } catch (error) {
-          throw new BinaryBuildError(
-            component.name,
-            `${component.name}: the build finished but produced no ${name}`,
-            '',
-            {
-              cause: error,
-            },
-          );
-        }
-        await rename(join(scratch, name), join(bin, name));
-      }
-      await writeFile(join(bin, COMPLETE_MARKER), `${component.version}\n`);
-    } finally {
-      await rm(scratch, { recursive: true, force: true });
-    }
-  } finally {
-    await release();
-  }
+  const build = options.build ?? runGoBuild;
+  await fillCacheEntry(
+    cacheEntry(component, root),
+    (scratch, onProgress) => build(planGoBuild(component, scratch), onProgress),
+    options.onProgress ?? streamProgressReporter(),
+  );
 }
 
 /**
@@ -159,7 +77,7 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
       for (const name of needed) paths[name] = join(assetsDir, name);
       continue;
     }
-    if (!(await isCached(component, root))) await buildLocked(component, root, options);
+    if (!(await isEntryCached(cacheEntry(component, root)))) await buildLocked(component, root, options);
     for (const name of needed) paths[name] = join(componentBinDir(component, root), name);
   }
   return paths;
@@ -181,4 +99,23 @@ export async function ensureHelm(
   const paths = await ensureBinaries({ ...options, components: [helmComponent], binaries: ['helm'] });
   if (!paths.helm) throw new Error('ensureHelm: helm was neither found nor built');
   return paths.helm;
+}
+
+/**
+ * Returns the path of the pinned `versitygw` (the S3 server of `startS3Server`), building it on
+ * first use (about a minute with a warm Go cache; see the README). Same cache, lock and progress
+ * as the control-plane binaries; never built to start a control plane.
+ *
+ * @example
+ * ```ts
+ * const versitygw = await ensureVersitygw();
+ * execFileSync(versitygw, ['--version']); // Version  : v1.8.0
+ * ```
+ */
+export async function ensureVersitygw(
+  options: Omit<EnsureBinariesOptions, 'binaries' | 'components'> = {},
+): Promise<string> {
+  const paths = await ensureBinaries({ ...options, components: [versitygwComponent], binaries: ['versitygw'] });
+  if (!paths.versitygw) throw new Error('ensureVersitygw: versitygw was neither found nor built');
+  return paths.versitygw;
 }

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { etcdComponent, helmComponent, kubernetesComponent, kwokComponent } from '../versions.js';
+import {
+  etcdComponent,
+  helmComponent,
+  kubernetesComponent,
+  kwokComponent,
+  VERSITYGW_VERSION,
+  versitygwComponent,
+} from '../versions.js';
 import { formatProgress } from './build-progress.js';
 import { planGoBuild } from './go-build-plan.js';
 
@@ -34,6 +41,19 @@ describe('planGoBuild', () => {
     const ldflags = args[args.indexOf('-ldflags') + 1] ?? '';
     assert.match(ldflags, /internal\/version\.version=v3\.19\.\d+/);
     assert.match(ldflags, /chartutil\.k8sVersionMinor=34/);
+  });
+
+  it('builds versitygw from its wrapper module, stripped, trimmed and stamped with its version', () => {
+    const plan = planGoBuild(versitygwComponent, '/out', '/mods/');
+    assert.equal(plan.build.cwd, '/mods/versitygw');
+    assert.equal(plan.download.cwd, '/mods/versitygw');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/versitygw');
+    assert.equal(args.at(-1), 'github.com/versity/versitygw/cmd/versitygw');
+    assert.ok(args.includes('-trimpath'));
+    assert.equal(args[args.indexOf('-ldflags') + 1], `-s -w -X main.Version=${VERSITYGW_VERSION}`);
+    assert.deepEqual(plan.list.args.slice(-1), ['github.com/versity/versitygw/cmd/versitygw']);
+    assert.equal(plan.bundle, undefined);
   });
 
   it('formats progress as a percentage that never claims 100% before done', () => {

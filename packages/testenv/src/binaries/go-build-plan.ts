@@ -40,6 +40,8 @@ function ldflags(component: ComponentSpec): string {
       `-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=${minor}`,
     ].join(' ');
   }
+  // Without this `versitygw --version` says "git", as a build outside its Makefile does.
+  if (component.name === 'versitygw') return `-s -w -X main.Version=${component.version}`;
   if (component.name !== 'kubernetes') return '-s -w';
   // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew warning) complain.
   const [major, minor] = component.version.slice(1).split('.');
@@ -63,6 +65,8 @@ function packagesOf(component: ComponentSpec): string[] {
       return ['sigs.k8s.io/kwok/cmd/kwok'];
     case 'helm':
       return ['helm.sh/helm/v3/cmd/helm'];
+    case 'versitygw':
+      return ['github.com/versity/versitygw/cmd/versitygw'];
   }
 }
 

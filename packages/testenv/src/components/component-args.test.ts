@@ -5,6 +5,7 @@ import { buildApiServerArgs } from './kube-apiserver.js';
 import { buildControllerManagerArgs } from './kube-controller-manager.js';
 import { buildSchedulerArgs } from './kube-scheduler.js';
 import { buildKwokArgs, buildKwokConfiguration } from './kwok.js';
+import { buildVersitygwCommand, type VersitygwConfig } from './versitygw.js';
 
 const flag = (args: string[], name: string) =>
   args
@@ -70,5 +71,30 @@ describe('component flags', () => {
     const config = buildKwokConfiguration('kind: Stage');
     assert.match(config, /podPlayStageParallelism: 4/);
     assert.match(config, /---\nkind: Stage/);
+  });
+
+  it('runs versitygw on loopback with TLS over a data dir whose metadata lives beside it, credentials out of argv', () => {
+    const config: VersitygwConfig = {
+      port: 7,
+      dataDir: '/s3/data',
+      sidecarDir: '/s3/meta',
+      certFile: '/s3/tls/server.crt',
+      keyFile: '/s3/tls/server.key',
+      region: 'eu-west-3',
+      accessKeyId: 'AKID',
+      secretAccessKey: 'SECRET',
+    };
+    const { args, env } = buildVersitygwCommand(config);
+    assert.equal(flag(args, 'port'), '127.0.0.1:7');
+    assert.equal(flag(args, 'cert'), '/s3/tls/server.crt');
+    assert.equal(flag(args, 'key'), '/s3/tls/server.key');
+    assert.equal(flag(args, 'region'), 'eu-west-3');
+    assert.ok(args.indexOf('posix') < args.indexOf('--sidecar=/s3/meta'), 'the sidecar is a posix backend flag');
+    assert.equal(args.at(-1), '/s3/data', 'the backend root comes last');
+    assert.deepEqual(env, { ROOT_ACCESS_KEY_ID: 'AKID', ROOT_SECRET_ACCESS_KEY: 'SECRET' });
+    assert.ok(!args.some((a) => a.includes('SECRET') || a.includes('AKID')), 'no credential in argv');
+    assert.throws(() => buildVersitygwCommand({ ...config, sidecarDir: '/s3/data/.meta' }), /must not nest/);
+    assert.throws(() => buildVersitygwCommand({ ...config, dataDir: '/s3/meta/data' }), /must not nest/);
+    assert.throws(() => buildVersitygwCommand({ ...config, dataDir: 'data' }), /absolute/);
   });
 });

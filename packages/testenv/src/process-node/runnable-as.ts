@@ -6,18 +6,34 @@
  * possible, into a world-readable directory under the OS temp dir, keyed by the script's build time.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 
-function readableBy(user: string, path: string): boolean {
-  const check = 'require("fs").accessSync(process.argv[1], 4)';
+/** True when `user` may access `path` for `mode` (4 read, 5 read and execute), checked as that user. */
+function accessibleBy(user: string, path: string, mode = 4): boolean {
+  const check = `require("fs").accessSync(process.argv[1], ${mode})`;
   const result = spawnSync(
     'setpriv',
     [`--reuid=${user}`, `--regid=${user}`, '--init-groups', process.execPath, '-e', check, path],
     { stdio: 'ignore' },
   );
   return result.status === 0;
+}
+
+function readableBy(user: string, path: string): boolean {
+  return accessibleBy(user, path, 4);
 }
 
 /** The outermost directory above `path` holding node_modules and a package.json: the workspace root. */
@@ -47,12 +63,12 @@ function copyBuilt(from: string, to: string): void {
   if (existsSync(join(from, 'dist'))) linkOrCopy(join(from, 'dist'), join(to, 'dist'));
 }
 
-/** Removes staged workspaces of earlier builds, once a day old. */
-function pruneStale(current: string): void {
+/** Removes staged copies of earlier builds (prefix `prefix`), once a day old. */
+function pruneStale(current: string, prefix = 'kanri-staged-'): void {
   const dayAgo = Date.now() - 86_400_000;
   for (const entry of readdirSync(tmpdir())) {
     const path = join(tmpdir(), entry);
-    if (!entry.startsWith('kanri-staged-') || path === current) continue;
+    if (!entry.startsWith(prefix) || path === current) continue;
     try {
       if (statSync(path).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
     } catch {
@@ -100,4 +116,52 @@ export function runnableAs(user: string, script: string): string {
   }
   if (!existsSync(stagedScript)) throw new Error(`${script} is not part of the built workspace ${root}`);
   return stagedScript;
+}
+
+/**
+ * `file`'s path, or that of a staged hard link or copy, such that `user` can read and execute it:
+ * a binary in a private cache (pgBackRest under /root/.cache) run by the `postgres` OS user.
+ * Without root (no user switch happens) it is `file` itself. The stage is keyed by the file's
+ * name, size and mtime, so a new version gets a new path and a running process keeps its old one.
+ *
+ * @example
+ * ```ts
+ * const pgbackrest = runnableFileAs('postgres', await ensurePgBackRest());
+ * // archive_command = '${pgbackrest} --stanza=db archive-push %p'
+ * ```
+ */
+export function runnableFileAs(user: string, file: string): string {
+  if (process.getuid?.() !== 0 || accessibleBy(user, file, 5)) return file;
+  const { mtimeMs, size, mode } = statSync(file);
+  const name = basename(file);
+  const staged = join(tmpdir(), `kanri-file-${name}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}`);
+  const stagedFile = join(staged, name);
+  if (existsSync(stagedFile)) return stagedFile;
+  const temp = `${staged}.${process.pid}`;
+  rmSync(temp, { recursive: true, force: true });
+  mkdirSync(temp, { mode: 0o755 });
+  chmodSync(temp, 0o755); // mkdir's mode is masked by the umask
+  pruneStale(staged, 'kanri-file-');
+  const target = join(temp, name);
+  // A hard link needs no space and bypasses the private parent directory, but shares the mode: it
+  // only serves when everyone may already read and execute the file itself.
+  let linked = false;
+  if ((mode & 0o005) === 0o005) {
+    try {
+      linkSync(file, target);
+      linked = true;
+    } catch {
+      // Another filesystem, or hard links refused: copy instead.
+    }
+  }
+  if (!linked) {
+    copyFileSync(file, target);
+    chmodSync(target, 0o755);
+  }
+  try {
+    renameSync(temp, staged);
+  } catch {
+    rmSync(temp, { recursive: true, force: true }); // another process staged it first
+  }
+  return stagedFile;
 }
