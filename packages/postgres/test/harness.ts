@@ -10,7 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import {
+  type ControlPlane,
+  ensurePgBackRest,
+  runnableAs,
+  runnableFileAs,
+  serviceAddress,
+  startControlPlane,
+  waitFor,
+} from '@kanri/testenv';
 import pg from 'pg';
 import {
   PostgresBackupResource,
@@ -36,10 +44,13 @@ export interface PostgresEnv {
 }
 
 export async function startPostgresEnv(
-  options: { processNodes?: number; apiProxy?: boolean } = {},
+  options: { processNodes?: number; apiProxy?: boolean; s3?: boolean } = {},
 ): Promise<PostgresEnv> {
+  // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
+  const pgbackrest = options.s3 ? runnableFileAs('postgres', await ensurePgBackRest()) : undefined;
   const cp = await startControlPlane({
     controllers: true,
+    ...(options.s3 ? { s3: true } : {}),
     processNodes: {
       count: options.processNodes ?? 2,
       // Each node's Pods reach the API server through the node's own fault proxy (cutting one host off).
@@ -48,6 +59,7 @@ export async function startPostgresEnv(
         [IMAGE]: {
           entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
           user: 'postgres',
+          ...(pgbackrest ? { env: { KANRI_PGBACKREST: pgbackrest } } : {}),
         },
       },
     },

@@ -22,7 +22,7 @@ export interface AgentConfig {
   readonly replicationPassword: string;
   /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, else undefined (see `findPgBin`). */
   readonly pgBin: string | undefined;
-  /** pgBackRest's program: `PGBACKREST_BIN`, else `pgbackrest` on the PATH (as the image installs it). */
+  /** pgBackRest's program: `KANRI_PGBACKREST` (not `PGBACKREST_…`, which pgBackRest reads as options), else `pgbackrest` on the PATH (as the image installs it). */
   readonly pgbackrestBin: string;
   /** The data volume (PATH.data resolved). */
   readonly dataDir: string;
@@ -34,7 +34,7 @@ export interface AgentConfig {
   readonly socketDir: string;
   /** The agent's local control socket (the archive command asks it for a permit): beside postgres's, named shorter than its `.s.PGSQL.5432` so it fits too. */
   readonly agentSocket: string;
-  /** postgres's archive_command: this agent's archive-command.js with its control socket. */
+  /** postgres's archive_command: this agent's pgbackrest-archive-push.js with its control socket. */
   readonly archiveCommand: string;
 }
 
@@ -110,7 +110,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     superuserPassword,
     replicationPassword,
     pgBin: env.PG_BIN || undefined,
-    pgbackrestBin: env.PGBACKREST_BIN || 'pgbackrest',
+    pgbackrestBin: env.KANRI_PGBACKREST || 'pgbackrest',
     dataDir,
     pgdata: join(dataDir, 'pgdata'),
     runDir,
@@ -118,7 +118,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     agentSocket: join(chooseSocketDir(runDir), '.s.kanri'),
     archiveCommand: buildArchiveCommand(
       process.execPath,
-      fileURLToPath(new URL('./archive-command.js', import.meta.url)),
+      fileURLToPath(new URL('./pgbackrest-archive-push.js', import.meta.url)),
       join(chooseSocketDir(runDir), '.s.kanri'),
     ),
   };

@@ -53,6 +53,17 @@ export const pgbackrestStatus = z
       .object({
         ...jobStatus('in-place restore'),
         reason: z.string().optional().describe('Why the restore failed or is waiting, in a word (CamelCase).'),
+        message: z
+          .string()
+          .optional()
+          .describe("What happened, with pgBackRest's or postgres's own words when it failed."),
+        instance: z.string().optional().describe('The instance that restores; the others are re-cloned from it.'),
+        phase: z
+          .enum(['Fencing', 'Restoring', 'Succeeded', 'Failed'])
+          .optional()
+          .describe(
+            'Fencing: every instance is stopped; Restoring: the instance restores and recovers; then the result.',
+          ),
       })
       .optional()
       .describe('The last in-place restore.'),

@@ -39,6 +39,11 @@ export const ANNOTATION = {
    * operator removes the annotation once the primary changed.
    */
   switchover: `${GROUP}/switchover`,
+  /**
+   * On the PostgresCluster: `true` lets a switchover go ahead while WAL archiving fails (it waits
+   * otherwise: the new primary would start a timeline whose history the repo lacks).
+   */
+  switchoverForce: `${GROUP}/switchover-force`,
   /** On the leader Lease: the last switchover annotation value the primary served (or refused). */
   switchoverServed: `${GROUP}/switchover-served`,
   /**

@@ -12,6 +12,8 @@ const paths = {
 };
 
 // The repo block of the seed's PGO example, as the builder receives it.
+const seedS3 = { bucket: 'my-backups', endpoint: 's3.ap-northeast-1.amazonaws.com', region: 'ap-northeast-1' };
+const seedRepo = { name: 'repo1', s3: seedS3 };
 const seedRepos = [
   {
     name: 'repo1',
@@ -73,7 +75,7 @@ describe('buildPgBackRestConf', () => {
     const otherBucket = buildPgBackRestConf({
       namespace: 'n',
       cluster: 'c',
-      spec: { repos: [{ name: 'repo1', s3: { ...seedRepos[0]!.s3, bucket: 'other' } }] },
+      spec: { repos: [{ name: 'repo1', s3: { ...seedS3, bucket: 'other' } }] },
       paths,
     }).options;
     assert.notEqual(repoOptionsHash(base), repoOptionsHash(otherBucket));
@@ -97,6 +99,6 @@ describe('triggers and repos', () => {
   it('names gcs, azure and volume repos unsupported, s3 supported', () => {
     assert.match(unsupportedRepo({ name: 'repo2', gcs: { bucket: 'b' } }) ?? '', /repo2: gcs/);
     assert.match(unsupportedRepo({ name: 'repo3', azure: { container: 'c' } }) ?? '', /azure/);
-    assert.equal(unsupportedRepo(seedRepos[0]!), undefined);
+    assert.equal(unsupportedRepo(seedRepo), undefined);
   });
 });

@@ -25,6 +25,7 @@ import { services } from './builders/services.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 import { instancePodPredicate } from './pod-predicate.js';
+import { reconcileRestore } from './restore-actions.js';
 
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
 const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
@@ -111,12 +112,6 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, credentialsFor(cluster, ctx))) await ctx.apply(secret);
-    const clone = cluster.spec.dataSource ? resolveCloneSource(cluster, await sourceClusterOf(cluster, ctx)) : {};
-    await ctx.apply(postgresConfig(cluster, clone.source));
-    for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
-    for (const service of services(cluster)) await ctx.apply(service);
-    await ctx.apply(disruptionBudget(cluster));
-
     const pods = ctx
       .list<Pod>('v1', 'Pod', { namespace, ownedBy: cluster })
       .filter((p) => p.metadata?.labels?.[LABEL.cluster] === clusterName);
@@ -127,6 +122,13 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const initialised =
       cluster.status?.systemIdentifier !== undefined || pods.some((p) => readReport(p)?.systemIdentifier);
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
+    const restore = await reconcileRestore(cluster, ctx, pods, plan.keep);
+
+    const clone = cluster.spec.dataSource ? resolveCloneSource(cluster, await sourceClusterOf(cluster, ctx)) : {};
+    await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
+    for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
+    for (const service of services(cluster)) await ctx.apply(service);
+    await ctx.apply(disruptionBudget(cluster));
     if (!initialised && clone.problem) {
       ctx.log.warn({ problem: clone.problem }, 'cannot clone yet');
       await ctx.event('Warning', 'DataSourceNotReady', clone.problem);
@@ -155,7 +157,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       }
     }
 
-    if (!cluster.spec.shutdown) {
+    if (restore.active) {
+      // An in-place restore owns the instances until it is done (restore-actions.ts).
+    } else if (!cluster.spec.shutdown) {
       for (const instance of plan.keep) {
         const claim = dataVolumeClaim(cluster, instance.name, instance.set, instance.setIndex);
         await createIfMissing(
@@ -204,6 +208,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
+    if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);
@@ -211,7 +216,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       await ctx.event('Normal', 'Ready', `${desired} instances ready, primary ${status.primary}`);
     // Reports that change what the status shows arrive as Pod updates, which wake this controller;
     // the requeue only ages reports that stopped coming.
-    return { requeueAfter: Math.min(30_000, backupsRequeueMs ?? 30_000) };
+    // A restore in progress moves on as Pods go and reports arrive; look again soon regardless.
+    const requeueMs = restore.active && !restore.status?.finished ? 2_000 : 30_000;
+    return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs) };
   });
 
 /** The PostgresCluster a clone's `spec.dataSource.postgresCluster` names; undefined when it does not exist. */

@@ -30,7 +30,8 @@ export type BackupInfo = z.infer<typeof backupSchema>;
 export function parseBackups(json: string, stanza: string): BackupInfo[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(json);
+    // Warnings pgBackRest prints before its configuration is read still reach stdout.
+    parsed = JSON.parse(json.slice(Math.max(0, json.indexOf('['))));
   } catch {
     return [];
   }

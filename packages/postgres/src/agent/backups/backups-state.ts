@@ -5,7 +5,7 @@
  */
 
 import type { BackupsReport, RestoreReport } from '../../contract/index.js';
-import type { ArchiveOutcome } from '../archive-command.js';
+import type { ArchiveOutcome } from '../pgbackrest-archive-push.js';
 
 export interface ArchivingTarget {
   readonly bin: string;
@@ -29,6 +29,12 @@ export class BackupsState {
   /** The stanza is created for the options written now. */
   get stanzaReady(): boolean {
     return this.stanza === 'created' && this.stanzaHash !== undefined && this.stanzaHash === this.writtenHash;
+  }
+
+  /** The archive command's last push failed (postgres retries that segment until it works). */
+  get archiveFailing(): boolean {
+    if (!this.lastFailure) return false;
+    return !this.lastSuccess || Date.parse(this.lastFailure.time) > Date.parse(this.lastSuccess.time);
   }
 
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {

@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { ArchiveOutcome, ArchivePermit } from '../archive-command.js';
+import type { ArchiveOutcome, ArchivePermit } from '../pgbackrest-archive-push.js';
 
 export interface ControlHandlers {
   archivePermit(): ArchivePermit;

@@ -1,6 +1,6 @@
 /** The agent's Prometheus metrics: postgres's state as the last report saw it, plus Node's process metrics. */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { InstanceReport } from '../../contract/index.js';
+import { archiveFailing, type InstanceReport } from '../../contract/index.js';
 import { parseLsn } from '../plan/lsn.js';
 
 export class AgentMetrics {
@@ -46,6 +46,26 @@ export class AgentMetrics {
     help: '1 while this instance holds the leader Lease',
     registers: [this.registry],
   });
+  readonly #archiveFailing = new Gauge({
+    name: 'kanri_wal_archive_failing',
+    help: "1 while the primary's last attempt to archive a WAL segment failed",
+    registers: [this.registry],
+  });
+  readonly #archivePending = new Gauge({
+    name: 'kanri_wal_archive_pending_segments',
+    help: 'WAL segments waiting to be archived (.ready files)',
+    registers: [this.registry],
+  });
+  readonly #lastArchived = new Gauge({
+    name: 'kanri_wal_last_archived_timestamp_seconds',
+    help: 'When the last WAL segment was archived (Unix time)',
+    registers: [this.registry],
+  });
+  readonly #stanza = new Gauge({
+    name: 'kanri_pgbackrest_stanza_ready',
+    help: "1 when the primary's pgBackRest stanza exists for the repo options in force",
+    registers: [this.registry],
+  });
   readonly crashes = new Counter({
     name: 'kanri_postgres_unexpected_exits_total',
     help: 'Times postgres exited without the agent asking',
@@ -66,5 +86,11 @@ export class AgentMetrics {
     this.#replayed.set(parseLsn(report.replayedLsn) ?? 0);
     this.#received.set(parseLsn(report.receivedLsn) ?? 0);
     this.#leader.set(leading ? 1 : 0);
+    const backups = report.backups;
+    this.#stanza.set(backups?.stanza === 'created' ? 1 : 0);
+    this.#archiveFailing.set(archiveFailing(backups?.archive) ? 1 : 0);
+    this.#archivePending.set(backups?.archive?.pendingSegments ?? 0);
+    const last = Date.parse(backups?.archive?.lastArchivedTime ?? '');
+    if (Number.isFinite(last)) this.#lastArchived.set(last / 1000);
   }
 }

@@ -21,7 +21,7 @@ import { writeFileIfChanged } from './files.js';
 import type { Logger } from './logger.js';
 import type { Redactor } from './redactor.js';
 
-/** What the archive command needs to push (see archive-command.ts), served by the agent. */
+/** What the archive command needs to push (see pgbackrest-archive-push.ts), served by the agent. */
 export interface ArchiveTarget {
   readonly bin: string;
   readonly args: readonly string[];

@@ -122,8 +122,8 @@ export class StatusReporter implements HealthSource {
         backupsReport.recoveryWindow = { ...backupsReport.recoveryWindow, last: archive.lastArchivedTime };
     }
     if (backupsReport) report.backups = backupsReport;
-    this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     metrics.update(report, observation.connected, state.leading);
+    this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     const now = performance.now();
     const refreshMs = report.role === 'primary' && state.leading ? PRIMARY_REFRESH_MS : undefined;
     if (!force && !shouldWriteReport(this.#written, report, now, refreshMs)) return;

@@ -4,7 +4,7 @@
  * Only the instance that leads the cluster now may push WAL: a fenced or former primary (one that
  * booted from stale data, or lost the Lease mid-push) is refused, and postgres keeps the segment.
  */
-import type { ArchivePermit } from '../archive-command.js';
+import type { ArchivePermit } from '../pgbackrest-archive-push.js';
 
 export interface ArchivePermitInput {
   /** The agent has decoded the cluster spec at least once. */

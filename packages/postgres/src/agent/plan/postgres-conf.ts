@@ -28,7 +28,7 @@ export interface AgentSettingsInput {
   readonly slot?: string;
   /** Primary: `synchronous_standby_names` (see sync-plan.ts); '' (asynchronous) when unset. */
   readonly synchronousStandbyNames?: string;
-  /** The agent's archive command (see archive-command.ts), `%p` included. */
+  /** The agent's archive command (see pgbackrest-archive-push.ts), `%p` included. */
   readonly archiveCommand: string;
 }
 
@@ -72,8 +72,8 @@ function shellWord(word: string): string {
  *
  * @example
  * ```ts
- * buildArchiveCommand('/usr/bin/node', '/app/agent/archive-command.js', '/run/postgresql/.s.kanri');
- * // "'/usr/bin/node' '/app/agent/archive-command.js' '/run/postgresql/.s.kanri' %p"
+ * buildArchiveCommand('/usr/bin/node', '/app/agent/pgbackrest-archive-push.js', '/run/postgresql/.s.kanri');
+ * // "'/usr/bin/node' '/app/agent/pgbackrest-archive-push.js' '/run/postgresql/.s.kanri' %p"
  * ```
  */
 export function buildArchiveCommand(node: string, script: string, socket: string): string {

@@ -9,6 +9,7 @@
  * the instance stays down; each restore id runs once, and re-runs only after a restart of the Pod
  * while it had not succeeded (the marker beside PGDATA says how far it got).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sleepUnlessAborted } from '@kanri/timing';
@@ -85,6 +86,8 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
     source,
   );
   await mkdir(config.pgdata, { recursive: true, mode: 0o700 });
+  // --delta keeps what matches the backup (an in-place restore); an empty directory needs none.
+  const hasData = existsSync(join(config.pgdata, 'PG_VERSION'));
   const options = source.options ?? [];
   const started = performance.now();
   log.info(
@@ -95,7 +98,7 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
     [
       `--repo=${repoIndex(source.repo.name)}`,
       `--pg1-path=${config.pgdata}`,
-      '--delta',
+      ...(hasData ? ['--delta'] : []),
       ...options,
       ...(hasRecoveryTarget(options) ? ['--target-action=promote'] : []),
       'restore',

@@ -28,6 +28,11 @@ export async function maybeSwitchover(
   const lease = await view.lease.refresh(leadership);
   if (holderOf(lease) !== config.podName) return;
   if (lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request) return;
+  if (ctx.backups.archiveFailing && view.clusterAnnotation(ANNOTATION.switchoverForce) !== 'true') {
+    const why = `WAL archiving fails (${ctx.backups.lastFailure?.reason ?? 'see WALArchiving'})`;
+    state.decide('switchover', `waiting: ${why}; set ${ANNOTATION.switchoverForce}=true to go ahead anyway`);
+    return;
+  }
   const started = performance.now();
   const markServed = () =>
     annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })

@@ -63,7 +63,11 @@ describe('planBackups', () => {
       now,
     });
     assert.equal(again.create.filter((r) => r.spec.trigger === 'annotation').length, 0);
-    assert.equal((again.status.pgbackrest?.manualBackup as { id: string }).id, 'one');
+    assert.deepEqual(again.status.pgbackrest?.manualBackup, {
+      id: 'one',
+      name: manual[0]?.metadata.name,
+      finished: false,
+    });
   });
 
   it('creates the latest due scheduled backup once, and none while shut down', () => {

@@ -103,7 +103,7 @@ function record(
 const finished = (r: BackupRecord) => r.status?.phase === 'Succeeded' || r.status?.phase === 'Failed';
 
 function outcome(r: BackupRecord | undefined) {
-  if (!r) return {};
+  if (!r) return { finished: false };
   return {
     name: r.metadata.name,
     finished: finished(r),
@@ -190,7 +190,7 @@ export function planBackups(input: BackupPlanInput): BackupPlan {
       );
       create.push(latest);
     }
-    if (latest) scheduled.push({ repo: schedule.repo, type: schedule.key, ...outcome(latest) });
+    if (latest) scheduled.push({ repo: schedule.repo, type: SCHEDULE_TYPES[schedule.key], ...outcome(latest) });
     const next = nextRun(schedule.cron, due ?? now);
     if (next) {
       const inMs = Math.max(1_000, next.getTime() - now.getTime());

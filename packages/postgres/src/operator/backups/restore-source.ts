@@ -3,7 +3,27 @@
  * into the RestoreSource the agent reads, with the credentials its Pod must mount. Pure.
  */
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { PGBACKREST_SOURCE_CONF_DIR, PGBACKREST_STANZA, type RestoreSource } from '../../contract/index.js';
+import {
+  PGBACKREST_CONF_DIR,
+  PGBACKREST_SOURCE_CONF_DIR,
+  PGBACKREST_STANZA,
+  type RestoreSource,
+} from '../../contract/index.js';
+
+/**
+ * The source cluster names files of its conf.d (a CA, say); the clone mounts that configuration
+ * at PGBACKREST_SOURCE_CONF_DIR instead, beside its own.
+ */
+function intoSourceDir(global: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(global).map(([key, value]) => [
+      key,
+      value.startsWith(`${PGBACKREST_CONF_DIR}/`)
+        ? `${PGBACKREST_SOURCE_CONF_DIR}${value.slice(PGBACKREST_CONF_DIR.length)}`
+        : value,
+    ]),
+  );
+}
 
 export interface ResolvedSource {
   readonly source?: RestoreSource;
@@ -43,7 +63,7 @@ export function resolveCloneSource(
         cluster: clusterName,
         stanza: PGBACKREST_STANZA,
         repo,
-        ...(pgbackrest.global ? { global: pgbackrest.global } : {}),
+        ...(pgbackrest.global ? { global: intoSourceDir(pgbackrest.global) } : {}),
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
       },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * postgres's `archive_command` (`archive-command.js <agent socket> %p`). It asks the agent on its
+ * postgres's `archive_command` (`pgbackrest-archive-push.js <agent socket> %p`; pgBackRest's backup
+ * checks that the command names pgbackrest, which this file's name does). It asks the agent on its
  * local socket for a permit first, so only the instance that leads the cluster right now writes
  * into the repo: a fenced or former primary is refused, and postgres keeps the segment and retries.
  * With a permit it runs `pgbackrest archive-push` (asynchronous, spooled on the data volume) and
@@ -59,7 +60,7 @@ function push(bin: string, args: readonly string[]): Promise<{ code: number | nu
 async function main(): Promise<number> {
   const [socketPath, walPath] = process.argv.slice(2);
   if (!socketPath || !walPath) {
-    process.stderr.write('usage: archive-command <agent socket> <%p>\n');
+    process.stderr.write('usage: pgbackrest-archive-push <agent socket> <%p>\n');
     return 2;
   }
   const wal = walPath.split('/').pop() ?? walPath;
