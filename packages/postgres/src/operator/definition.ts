@@ -13,7 +13,11 @@ export const postgresOperator = defineOperator({
   controllers: [postgresController],
   // The operator grants the instances' Role, so it must hold those permissions itself
   // (RBAC forbids granting more than you have).
-  extraRules: rulesToGrantInstanceRoles(),
+  extraRules: [
+    ...rulesToGrantInstanceRoles(),
+    // An in-place restore removes the leader Lease once every instance is stopped.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
+  ],
   plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
 });
 

@@ -13,7 +13,6 @@ import {
   BACKUP_KIND,
   type BackupsReport,
   GROUP,
-  LABEL,
   triggerValue,
 } from '../../contract/index.js';
 import { clusterLabels } from '../builders/labels.js';
