@@ -9,92 +9,31 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
 import type pg from 'pg';
-import { API_VERSION, BACKUP_KIND, LABEL, names } from '../src/contract/index.js';
+import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import {
-  clusterManifest,
-  clusters,
-  connect,
-  type PostgresEnv,
-  secretValue,
-  serviceAddress,
-  startPostgresEnv,
-  waitReady,
-} from './harness.js';
+  type BackupObject,
+  BUCKET,
+  backupStatus,
+  backupsOf,
+  backupsSpec,
+  prepareS3,
+  sqlOn,
+  switchWal,
+} from './support/backup-fixtures.js';
 
 const SOURCE = 'shop';
-const BUCKET = 'backups';
-
-interface BackupObject {
-  metadata: { name: string };
-  spec: { type: string; trigger: string };
-  status?: {
-    phase?: string;
-    sizeBytes?: number;
-    label?: string;
-    walStart?: string;
-    walStop?: string;
-    message?: string;
-  };
-}
 
 describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeout: 20 * 60_000 }, () => {
   let env: PostgresEnv;
-  const sql = async <R extends pg.QueryResultRow>(cluster: string, text: string, params: unknown[] = []) => {
-    const password = await secretValue(env.client, names.superuserSecret(cluster), 'password');
-    const db = await connect(
-      await serviceAddress(env.cp, 'default', names.primaryService(cluster), 5432),
-      'postgres',
-      password,
-    );
-    try {
-      return (await db.query<R>(text, params)).rows;
-    } finally {
-      await db.end();
-    }
-  };
-  const backups = () =>
-    env.client.resource<BackupObject & { apiVersion: string; kind: string }>(API_VERSION, BACKUP_KIND);
-  const backupsOf = async (cluster: string) =>
-    (await backups().list({ namespace: 'default', labelSelector: { [LABEL.cluster]: cluster } })).items;
-  const status = async (cluster: string) =>
-    (await clusters(env.client).get(cluster, { namespace: 'default' })).status as Record<string, unknown> & {
-      conditions?: { type: string; status: string; message: string }[];
-      pgbackrest?: { repos?: { stanzaCreated: boolean }[]; manualBackup?: { id: string; succeeded?: number } };
-      archive?: { lastArchivedWal?: string };
-    };
+  const sql = <R extends pg.QueryResultRow>(cluster: string, text: string, params: unknown[] = []) =>
+    sqlOn<R>(env, cluster, text, params);
+  const status = (cluster: string) => backupStatus(env, cluster);
 
   before(async () => {
     env = await startPostgresEnv({ processNodes: 2, s3: true });
-    const s3 = env.cp.s3;
-    assert.ok(s3, 'the control plane runs an S3 server');
-    await s3.createBucket(BUCKET);
-    // PGO's layout: credentials as a pgBackRest conf.d file, and here also the S3 server's CA.
-    await env.client.resource('v1', 'Secret').create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'pgo-s3-creds', namespace: 'default' },
-      stringData: {
-        's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
-        'ca.crt': s3.caPem,
-      },
-    });
+    const s3 = await prepareS3(env);
     await env.startOperator();
-    await clusters(env.client).create(
-      clusterManifest(SOURCE, 2, {
-        backups: {
-          pgbackrest: {
-            configuration: [{ secret: { name: 'pgo-s3-creds' } }],
-            global: {
-              'repo1-storage-port': String(s3.port),
-              'repo1-s3-uri-style': 'path',
-              'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt',
-            },
-            repos: [{ name: 'repo1', s3: { bucket: BUCKET, endpoint: 'localhost', region: s3.region } }],
-            manual: { repoName: 'repo1', options: ['--type=full'] },
-          },
-        },
-      } as never),
-    );
+    await clusters(env.client).create(clusterManifest(SOURCE, 2, { backups: backupsSpec(s3) } as never));
     await waitReady(env.client, SOURCE, 2, 240_000);
   });
   after(async () => {
@@ -109,7 +48,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
       120_000,
       1_000,
     );
-    const wal = (await sql<{ wal: string }>(SOURCE, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal'))[0]?.wal ?? '';
+    const wal = await switchWal(env, SOURCE);
     const archived = await waitFor(
       `WAL ${wal} archived`,
       async () => {
@@ -139,7 +78,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     const done = await waitFor(
       'the manual backup to succeed',
       async () => {
-        const manual = (await backupsOf(SOURCE)).filter((b) => b.spec.trigger === 'annotation');
+        const manual = (await backupsOf(env, SOURCE)).filter((b) => b.spec.trigger === 'annotation');
         const phase = manual[0]?.status?.phase;
         if (phase === 'Failed') throw new Error(`backup failed: ${manual[0]?.status?.message}`);
         return phase === 'Succeeded' ? manual : undefined;
@@ -159,7 +98,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     // The same value again: nothing new, however long we wait.
     await annotate('first');
     await sleep(8_000);
-    assert.equal((await backupsOf(SOURCE)).filter((b) => b.spec.trigger === 'annotation').length, 1);
+    assert.equal((await backupsOf(env, SOURCE)).filter((b) => b.spec.trigger === 'annotation').length, 1);
     const manual = (await status(SOURCE)).pgbackrest?.manualBackup;
     assert.equal(manual?.id, 'first');
     assert.equal(manual?.succeeded, 1);
@@ -174,7 +113,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     const rows = await sql<{ n: number; at: Date }>(SOURCE, 'SELECT n, at FROM markers ORDER BY n');
     // T halfway between markers 15 and 16.
     const t = new Date(((rows[14]?.at.getTime() ?? 0) + (rows[15]?.at.getTime() ?? 0)) / 2);
-    const wal = (await sql<{ wal: string }>(SOURCE, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal'))[0]?.wal ?? '';
+    const wal = await switchWal(env, SOURCE);
     await waitFor(
       `WAL ${wal} archived`,
       async () => (((await status(SOURCE)).archive?.lastArchivedWal ?? '') >= wal ? true : undefined),

@@ -183,7 +183,13 @@ export class InstanceAgent implements HealthSource {
         });
       },
       archiveResult: (outcome) => {
+        const droppedBefore = this.#ctx.backups.walDropped;
         this.#ctx.backups.seeArchiveOutcome(outcome);
+        if (outcome.dropped && !droppedBefore) {
+          const note = `pgBackRest dropped WAL from ${outcome.wal} on (archive-push-queue-max exceeded): point-in-time recovery cannot cross this gap; take a new full backup`;
+          this.#ctx.log.error({ wal: outcome.wal, reason: outcome.dropped }, note);
+          this.#ctx.events.record('Warning', 'WALDropped', note);
+        }
         if (!outcome.ok) this.#ctx.log.warn({ wal: outcome.wal, reason: outcome.reason }, 'WAL archiving failed');
       },
     });

@@ -23,6 +23,11 @@ export interface ArchiveOutcome {
   readonly wal: string;
   readonly ok: boolean;
   readonly reason?: string;
+  /**
+   * pgBackRest's asynchronous queue was full (`archive-push-queue-max`): it dropped WAL and reported
+   * success, so the database lives on, but point-in-time recovery cannot cross this gap.
+   */
+  readonly dropped?: string;
 }
 
 function call(socketPath: string, method: string, path: string, body?: unknown): Promise<string> {
@@ -78,7 +83,11 @@ async function main(): Promise<number> {
   }
   const { code, tail } = await push(permit.bin, [...permit.args, 'archive-push', walPath]);
   const reason = /ERROR: \[\d+\]: [^\n]*/.exec(tail)?.[0] ?? tail.trim().split('\n').pop();
-  const outcome: ArchiveOutcome = code === 0 ? { wal, ok: true } : { wal, ok: false, reason: reason || `exit ${code}` };
+  const dropped = /dropped WAL file[^\n]*/.exec(tail)?.[0];
+  const outcome: ArchiveOutcome =
+    code === 0
+      ? { wal, ok: true, ...(dropped ? { dropped } : {}) }
+      : { wal, ok: false, reason: reason || `exit ${code}` };
   await call(socketPath, 'POST', '/archive-result', outcome).catch(() => undefined);
   return code === 0 ? 0 : 1;
 }

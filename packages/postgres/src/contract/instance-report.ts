@@ -52,6 +52,8 @@ export interface BackupsReport {
   archive?: ArchiveReport;
   /** What the repos can restore to: the oldest backup's end and the last archived WAL's time. */
   recoveryWindow?: { first?: string; last?: string };
+  /** pgBackRest dropped WAL from here on (its queue limit): no point-in-time recovery across it until a new full backup. */
+  walDropped?: { wal: string; time: string };
 }
 
 /** From `pg_stat_archiver`, the archive command's own outcome, and `archive_status`. */
@@ -105,6 +107,7 @@ const reportSchema = z
           })
           .optional(),
         recoveryWindow: z.object({ first: z.string().optional(), last: z.string().optional() }).optional(),
+        walDropped: z.object({ wal: z.string(), time: z.string() }).optional(),
       })
       .optional(),
     restore: z

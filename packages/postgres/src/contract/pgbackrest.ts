@@ -188,3 +188,18 @@ export function repoOptionsHash(options: Readonly<Record<string, string>>): stri
   for (const key of repoKeys) hash.update(`${key}=${options[key]}\n`);
   return hash.digest('hex').slice(0, 16);
 }
+
+/**
+ * Where repo `index` keeps its stanza, from a conf's options: storage type, bucket and endpoint (or
+ * host), and path. Two repos with one location are one repo.
+ *
+ * @example
+ * ```ts
+ * repoLocation({ 'repo1-type': 's3', 'repo1-s3-bucket': 'b', 'repo1-s3-endpoint': 'e', 'repo1-path': '/p' }, 1);
+ * // 's3|b|e|/p'
+ * ```
+ */
+export function repoLocation(options: Readonly<Record<string, string>>, index: number): string {
+  const key = (name: string) => options[`repo${index}-${name}`] ?? '';
+  return [key('type') || 'posix', key('s3-bucket'), key('s3-endpoint'), key('path')].join('|');
+}

@@ -29,7 +29,12 @@ export const REPORT_FIELDS_READ = [
  * and a restore's result. Archive times move with every segment; the periodic requeue shows them.
  */
 export function reportObjectsKey(report: ReportView): string {
-  return JSON.stringify([report.backups?.stanza, archiveFailing(report.backups?.archive), report.restore ?? null]);
+  return JSON.stringify([
+    report.backups?.stanza,
+    archiveFailing(report.backups?.archive),
+    report.backups?.walDropped ?? null,
+    report.restore ?? null,
+  ]);
 }
 
 /** What the operator sees of an agent's report. */

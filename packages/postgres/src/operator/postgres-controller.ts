@@ -242,10 +242,15 @@ async function reconcileBackups(
   status: PostgresClusterStatus,
   pods: readonly Pod[],
 ): Promise<number | undefined> {
-  const records = ctx.list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, {
-    namespace: cluster.metadata?.namespace,
-    ownedBy: cluster,
-  });
+  // Users may create PostgresBackups themselves (naming the cluster in spec.cluster): the label
+  // lets the primary's agent, which selects by it, see them too.
+  const records = ctx
+    .list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
+    .filter((r) => r.spec?.cluster === cluster.metadata?.name);
+  for (const r of records) {
+    if (r.metadata.labels?.[LABEL.cluster] !== cluster.metadata?.name)
+      await ctx.applyMetadata(r, { labels: { [LABEL.cluster]: cluster.metadata?.name ?? '' } });
+  }
   const primaryPod = pods.find((p) => p.metadata?.name === status.primary);
   const plan = planBackups({
     cluster,

@@ -24,6 +24,8 @@ export class BackupsState {
   lastFailure: { wal: string; time: string; reason: string } | undefined;
   lastSuccess: { wal: string; time: string } | undefined;
   recoveryFirst: string | undefined;
+  /** WAL pgBackRest dropped (its queue was full): set until a full backup starts a new history. */
+  walDropped: { wal: string; time: string; reason: string } | undefined;
   restore: RestoreReport | undefined;
 
   /** The stanza is created for the options written now. */
@@ -39,6 +41,8 @@ export class BackupsState {
 
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {
     if (outcome.ok) this.lastSuccess = { wal: outcome.wal, time: now.toISOString() };
+    if (outcome.dropped && !this.walDropped)
+      this.walDropped = { wal: outcome.wal, time: now.toISOString(), reason: outcome.dropped };
     else this.lastFailure = { wal: outcome.wal, time: now.toISOString(), reason: outcome.reason ?? 'unknown' };
   }
 
@@ -49,6 +53,7 @@ export class BackupsState {
       stanza: this.stanza,
       ...(this.stanzaHash ? { stanzaHash: this.stanzaHash } : {}),
       ...(this.recoveryFirst ? { recoveryWindow: { first: this.recoveryFirst } } : {}),
+      ...(this.walDropped ? { walDropped: { wal: this.walDropped.wal, time: this.walDropped.time } } : {}),
     };
   }
 }

@@ -15,10 +15,14 @@ import { Backoff } from '@kanri/timing';
 import {
   API_VERSION,
   BACKUP_KIND,
+  buildPgBackRestConf,
+  CONFIG_KEY,
+  decodeRestoreSource,
   LABEL,
   PGBACKREST_STANZA,
   type PgBackRestSpec,
   repoIndex,
+  repoLocation,
   unsupportedRepo,
 } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
@@ -61,12 +65,19 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
     while (!leadership.aborted) {
       let busy = false;
       try {
-        const { usable, unsupported } = usableSpec(ctx.view.spec?.backups?.pgbackrest);
+        const declared = ctx.view.spec?.backups?.pgbackrest;
+        const { usable, unsupported } = usableSpec(declared);
         const state = ctx.backups;
-        state.archiving = usable !== undefined;
-        if (!usable) {
+        // Declared but unusable repos keep WAL (postgres retries) rather than dropping it unseen.
+        state.archiving = (declared?.repos.length ?? 0) > 0;
+        const clash = usable ? sourceClash(ctx, usable) : undefined;
+        if (!usable || clash) {
           state.target = undefined;
-          state.stanza = unsupported.length > 0 ? `unsupported: ${unsupported.join('; ')}` : undefined;
+          state.stanza = clash
+            ? `refused: ${clash}`
+            : unsupported.length > 0
+              ? `unsupported: ${unsupported.join('; ')}`
+              : undefined;
         } else {
           const hash = await ctx.pgbackrest.write(usable);
           state.writtenHash = hash;
@@ -110,6 +121,28 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
   } finally {
     await records.stop();
   }
+}
+
+/**
+ * Why this clone must not write into a repo it declares: the repo is where its data source's
+ * backups live (so archiving would write a second history into the source's stanza).
+ */
+function sourceClash(ctx: AgentContext, own: PgBackRestSpec): string | undefined {
+  const source = decodeRestoreSource(ctx.view.configData?.[CONFIG_KEY.restoreSource]);
+  if (!source || source.id !== 'clone') return undefined;
+  const paths = { pgPath: '', socketPath: '', port: 0, spoolPath: '', logPath: '', lockPath: '' };
+  const mine = buildPgBackRestConf({ namespace: ctx.config.namespace, cluster: ctx.config.cluster, spec: own, paths });
+  const theirs = buildPgBackRestConf({
+    namespace: source.namespace,
+    cluster: source.cluster,
+    spec: { repos: [source.repo], ...(source.global ? { global: source.global } : {}) },
+    paths,
+  });
+  const sourceLocation = repoLocation(theirs.options, repoIndex(source.repo.name));
+  const same = own.repos.find((r) => repoLocation(mine.options, repoIndex(r.name)) === sourceLocation);
+  return same
+    ? `${same.name} is the data source's repo (${sourceLocation.split('|').pop()}); a clone never archives into its source's repo path`
+    : undefined;
 }
 
 /** The oldest Pending backup (by creation, then name) not already run by this leadership. */
@@ -202,6 +235,10 @@ async function runBackup(
       ...(backup ? backupStatusFields(backup) : {}),
     });
     log.info({ backup: name, label: backup?.label, ms: Date.now() - startedAt.getTime() }, 'backup succeeded');
+    // A full backup taken after WAL was dropped starts a history that needs none of the lost WAL.
+    const dropped = ctx.backups.walDropped;
+    if (type === 'full' && dropped && Date.parse(dropped.time) < startedAt.getTime())
+      ctx.backups.walDropped = undefined;
     ctx.events.record('Normal', 'BackupSucceeded', `backup ${name} (${type}, ${repoName}) succeeded`);
   } finally {
     clearInterval(heartbeat);

@@ -43,6 +43,7 @@ export async function startControlServer(socketPath: string, handlers: ControlHa
             wal: parsed.wal,
             ok: parsed.ok,
             ...(typeof parsed.reason === 'string' ? { reason: parsed.reason.slice(0, 500) } : {}),
+            ...(typeof parsed.dropped === 'string' ? { dropped: parsed.dropped.slice(0, 500) } : {}),
           });
           answer(200, {});
         } catch {

@@ -9,7 +9,7 @@ import type { ArchivePermit } from '../pgbackrest-archive-push.js';
 export interface ArchivePermitInput {
   /** The agent has decoded the cluster spec at least once. */
   readonly specKnown: boolean;
-  /** At least one usable repo is declared. */
+  /** At least one repo is declared (usable or not: an unusable one keeps WAL waiting). */
   readonly archiving: boolean;
   readonly leading: boolean;
   /** The stanza exists for the repo options now written (stanza-create succeeded). */
@@ -30,7 +30,8 @@ export function decideArchivePermit(input: ArchivePermitInput): ArchivePermit {
   // No repo: archiving is off, as with archive_mode=off (the mode itself needs a restart to change).
   if (!input.archiving) return { action: 'skip', reason: 'no pgBackRest repo is declared' };
   if (!input.leading) return { action: 'refuse', reason: 'this instance does not lead the cluster (no leader Lease)' };
-  if (!input.args) return { action: 'refuse', reason: 'pgbackrest.conf is not written yet' };
-  if (!input.stanzaReady) return { action: 'refuse', reason: 'the stanza is not created yet' };
+  if (!input.args) return { action: 'refuse', reason: 'no usable repo (see the WALArchiving condition)' };
+  if (!input.stanzaReady)
+    return { action: 'refuse', reason: 'the stanza is not created (see the WALArchiving condition)' };
   return { action: 'push', bin: input.bin, args: input.args };
 }

@@ -120,6 +120,7 @@ function essentials(report: InstanceReport): string {
     report.synchronousStandbys ?? [],
     report.backups?.stanza ?? '',
     archiveFailing(report.backups?.archive),
+    report.backups?.walDropped ?? null,
     report.restore ?? null,
   ]);
 }

@@ -225,8 +225,18 @@ function archivingCondition(report: BackupsReport | undefined): ConditionInput {
   if (!report) return { type, status: 'Unknown', reason: 'NoPrimary', message: 'no primary reports on the archive' };
   if (report.stanza.startsWith('unsupported'))
     return { type, status: 'False', reason: 'RepoUnsupported', message: report.stanza };
+  if (report.stanza.startsWith('refused'))
+    return { type, status: 'False', reason: 'RepoIsDataSource', message: report.stanza };
   if (report.stanza !== 'created') return { type, status: 'False', reason: 'StanzaNotCreated', message: report.stanza };
   const a = report.archive;
+  if (report.walDropped) {
+    return {
+      type,
+      status: 'False',
+      reason: 'WALDropped',
+      message: `pgBackRest dropped WAL from ${report.walDropped.wal} on at ${report.walDropped.time} (archive-push-queue-max): point-in-time continuity is broken; take a new full backup`,
+    };
+  }
   if (archiveFailing(a)) {
     return {
       type,

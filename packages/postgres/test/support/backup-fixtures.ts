@@ -1,0 +1,121 @@
+/**
+ * What the backup tests share: the S3 credentials Secret in PGO's layout, a `backups.pgbackrest`
+ * block for testenv's S3 server, SQL on a cluster's primary, and readers of PostgresBackups and of
+ * the cluster's backup status.
+ */
+import type { S3Server } from '@kanri/testenv';
+import type pg from 'pg';
+import { API_VERSION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
+import { clusters, connect, type PostgresEnv, secretValue, serviceAddress } from '../harness.js';
+
+export const BUCKET = 'backups';
+export const CREDS_SECRET = 'pgo-s3-creds';
+
+/** The bucket, and the Secret with PGO's `s3.conf` (keys) plus the S3 server's CA. */
+export async function prepareS3(env: PostgresEnv): Promise<S3Server> {
+  const s3 = env.cp.s3;
+  if (!s3) throw new Error('the control plane runs no S3 server (startPostgresEnv({ s3: true }))');
+  await s3.createBucket(BUCKET);
+  await env.client.resource('v1', 'Secret').create({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: CREDS_SECRET, namespace: 'default' },
+    stringData: {
+      's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
+      'ca.crt': s3.caPem,
+    },
+  });
+  return s3;
+}
+
+/** `global` options that reach testenv's S3 server (path style, its port and CA). */
+export function s3Global(s3: S3Server): Record<string, string> {
+  return {
+    'repo1-storage-port': String(s3.port),
+    'repo1-s3-uri-style': 'path',
+    'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt',
+  };
+}
+
+/** The one repo on testenv's S3 server. */
+export function s3Repo(s3: S3Server, extra: Record<string, unknown> = {}) {
+  return { name: 'repo1', s3: { bucket: BUCKET, endpoint: 'localhost', region: s3.region }, ...extra };
+}
+
+/** `spec.backups` with repo1 on testenv's S3 server; `extra` adds to `pgbackrest`. */
+export function backupsSpec(s3: S3Server, extra: Record<string, unknown> = {}) {
+  return {
+    pgbackrest: {
+      configuration: [{ secret: { name: CREDS_SECRET } }],
+      global: s3Global(s3),
+      repos: [s3Repo(s3)],
+      manual: { repoName: 'repo1', options: ['--type=full'] },
+      ...extra,
+    },
+  };
+}
+
+/** Runs SQL on the cluster's primary (through its Service) as the superuser. */
+export async function sqlOn<R extends pg.QueryResultRow>(
+  env: PostgresEnv,
+  cluster: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  const password = await secretValue(env.client, names.superuserSecret(cluster), 'password');
+  const db = await connect(
+    await serviceAddress(env.cp, 'default', names.primaryService(cluster), 5432),
+    'postgres',
+    password,
+  );
+  try {
+    return (await db.query<R>(text, params)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+export interface BackupObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: { type: string; trigger: string; repoName: string };
+  status?: {
+    phase?: string;
+    sizeBytes?: number;
+    label?: string;
+    walStart?: string;
+    walStop?: string;
+    message?: string;
+    startedAt?: string;
+    completedAt?: string;
+  };
+}
+
+export async function backupsOf(env: PostgresEnv, cluster: string): Promise<BackupObject[]> {
+  const list = await env.client
+    .resource<BackupObject>(API_VERSION, BACKUP_KIND)
+    .list({ namespace: 'default', labelSelector: { [LABEL.cluster]: cluster } });
+  return list.items;
+}
+
+export interface BackupStatusView {
+  conditions?: { type: string; status: string; reason: string; message: string }[];
+  primary?: string;
+  pgbackrest?: {
+    repos?: { stanzaCreated: boolean }[];
+    manualBackup?: { id: string; succeeded?: number };
+    restore?: { id: string; finished: boolean; phase?: string; succeeded?: number; failed?: number; message?: string };
+  };
+  archive?: { lastArchivedWal?: string; firstRecoverabilityPoint?: string; lastRecoverableTime?: string };
+}
+
+export async function backupStatus(env: PostgresEnv, cluster: string): Promise<BackupStatusView> {
+  return ((await clusters(env.client).get(cluster, { namespace: 'default' })).status ?? {}) as BackupStatusView;
+}
+
+/** Closes the current WAL segment; resolves its name. */
+export async function switchWal(env: PostgresEnv, cluster: string): Promise<string> {
+  const rows = await sqlOn<{ wal: string }>(env, cluster, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal');
+  return rows[0]?.wal ?? '';
+}
