@@ -125,9 +125,9 @@ describe('scheduled backups, in-place PITR and the archive after a change of pri
       1_000,
     );
 
-    await patchSpec({
-      restore: { enabled: true, repoName: 'repo1', options: ['--type=time', '--target=2099-01-01 00:00:00+00'] },
-    });
+    // An hour ahead: pgBackRest finds a backup before it, but the archive cannot reach it.
+    const beyond = new Date(Date.now() + 3_600_000).toISOString().replace('T', ' ').replace('Z', '+00');
+    await patchSpec({ restore: { enabled: true, repoName: 'repo1', options: ['--type=time', `--target=${beyond}`] } });
     await annotate(BACKUP_ANNOTATION.restore, 'impossible');
     const failed = await waitFor(
       'the impossible restore to fail',

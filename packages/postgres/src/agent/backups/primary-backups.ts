@@ -129,7 +129,7 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
  */
 function sourceClash(ctx: AgentContext, own: PgBackRestSpec): string | undefined {
   const source = decodeRestoreSource(ctx.view.configData?.[CONFIG_KEY.restoreSource]);
-  if (!source || source.id !== 'clone') return undefined;
+  if (source?.id !== 'clone') return undefined;
   const paths = { pgPath: '', socketPath: '', port: 0, spoolPath: '', logPath: '', lockPath: '' };
   const mine = buildPgBackRestConf({ namespace: ctx.config.namespace, cluster: ctx.config.cluster, spec: own, paths });
   const theirs = buildPgBackRestConf({
