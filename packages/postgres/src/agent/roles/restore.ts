@@ -25,6 +25,20 @@ import {
 import type { AgentContext } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
 import { failureReason } from '../io/pgbackrest.js';
+import { retry } from '../io/retry.js';
+
+/** What a restore leaves in postgresql.auto.conf that must not outlive it. */
+export const RECOVERY_SETTINGS = [
+  'restore_command',
+  'recovery_target',
+  'recovery_target_time',
+  'recovery_target_xid',
+  'recovery_target_lsn',
+  'recovery_target_name',
+  'recovery_target_action',
+  'recovery_target_inclusive',
+  'recovery_target_timeline',
+] as const;
 
 /** Beside PGDATA (which `--delta` rewrites): which restore ran here, and how it ended. */
 export function restoreMarkerPath(dataDir: string): string {
@@ -122,9 +136,14 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
     await sleepUnlessAborted(500, signal);
   }
   if (signal.aborted) return false;
-  // The restore_command pgBackRest wrote names this Pod's restore configuration: replicas cloned
-  // from here must not inherit it.
-  await ctx.db.query('ALTER SYSTEM RESET restore_command').catch(() => undefined);
+  // pgBackRest wrote the recovery settings into postgresql.auto.conf, which pg_basebackup copies:
+  // a replica cloned from here would inherit the target, and its promotion would then fail with
+  // "recovery ended before configured recovery target was reached". The restore_command also
+  // names this Pod's restore configuration.
+  await retry(log, 'reset the recovery settings', signal, async () => {
+    for (const setting of RECOVERY_SETTINGS) await ctx.db.query(`ALTER SYSTEM RESET ${setting}`);
+  });
+  if (signal.aborted) return false;
   postgres.reload();
   await mark(ctx, { id, result: 'succeeded' });
   log.info({ restore: id, ms: Math.round(performance.now() - started) }, 'restored and promoted');
