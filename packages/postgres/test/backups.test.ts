@@ -33,7 +33,10 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     env = await startPostgresEnv({ processNodes: 2, s3: true });
     const s3 = await prepareS3(env);
     await env.startOperator();
-    await clusters(env.client).create(clusterManifest(SOURCE, 2, { backups: backupsSpec(s3) } as never));
+    const backups = backupsSpec(s3);
+    // Keep one full backup: the second manual backup below expires the first.
+    backups.pgbackrest.global = { ...backups.pgbackrest.global, 'repo1-retention-full': '1' };
+    await clusters(env.client).create(clusterManifest(SOURCE, 2, { backups } as never));
     await waitReady(env.client, SOURCE, 2, 240_000);
   });
   after(async () => {
@@ -102,6 +105,22 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     const manual = (await status(SOURCE)).pgbackrest?.manualBackup;
     assert.equal(manual?.id, 'first');
     assert.equal(manual?.succeeded, 1);
+
+    // A new value: a second full backup, and retention (repo1-retention-full: 1) expires the first.
+    await annotate('second');
+    const second = await waitFor(
+      'the second manual backup',
+      async () => {
+        const b = (await backupsOf(env, SOURCE)).filter((x) => x.spec.trigger === 'annotation');
+        return b.length === 2 && b.every((x) => x.status?.phase === 'Succeeded') ? b : undefined;
+      },
+      300_000,
+      1_000,
+    );
+    const labels = second.map((b) => b.status?.label ?? '').sort();
+    assert.notEqual(labels[0], labels[1]);
+    const left = await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/backup/db/${label}/`);
+    assert.equal(left?.length, 0, `the first backup ${label} expired`);
   });
 
   it('clones to a point in time: every marker up to T, none after', async () => {
