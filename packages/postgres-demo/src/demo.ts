@@ -1,7 +1,8 @@
 /**
  * The README's main command. `up` starts, in a background supervisor, a local control plane with
  * process nodes, installs the PostgresCluster CRD and the operator's RBAC, runs the operator under
- * that identity, creates a 3-instance cluster of real PostgreSQL and reports how to reach it.
+ * that identity, creates a 3-instance cluster of real PostgreSQL backed up with pgBackRest to a local
+ * S3 server, takes its first full backup and reports how to reach it.
  * `down` stops the supervisor, which stops every process it started and removes its files.
  *
  * Process nodes stand in for kubelet: each instance Pod runs the agent and postgres as local
@@ -9,15 +10,24 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import { names, type PostgresCluster, PostgresClusterResource, postgresOperator } from '@kanri/postgres';
-import { isProcessAlive, runnableAs, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
+import {
+  ensurePgBackRest,
+  isProcessAlive,
+  runnableAs,
+  runnableFileAs,
+  serviceAddress,
+  startControlPlane,
+  waitFor,
+} from '@kanri/testenv';
 import { pino } from 'pino';
+import { BUCKET, buildBackupsSpec, buildS3CredsSecret, describeBackups, takeFirstBackup } from './backups.js';
 
 const CLUSTER = 'hippo';
 const NAMESPACE = 'default';
@@ -25,6 +35,8 @@ const IMAGE = 'ghcr.io/kanri-dev/postgres';
 
 interface DemoState {
   readonly pid: number;
+  /** The S3 server's, so that a test can check that `down` ended it too. */
+  readonly s3Pid?: number;
   readonly kubeconfigPath?: string;
   readonly kubectl?: string;
   readonly ready?: boolean;
@@ -59,9 +71,12 @@ export async function serve(dir: string): Promise<void> {
   const stopping = new AbortController();
   process.once('SIGTERM', () => stopping.abort());
   process.once('SIGINT', () => stopping.abort());
-  log('[1/5] Starting etcd, kube-apiserver, controllers, scheduler and 2 process nodes…');
+  log('[1/6] Starting etcd, kube-apiserver, controllers, scheduler, an S3 server and 2 process nodes…');
+  // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
+  const pgbackrest = runnableFileAs('postgres', await ensurePgBackRest());
   const cp = await startControlPlane({
     controllers: true,
+    s3: true,
     processNodes: {
       count: 2,
       images: {
@@ -73,6 +88,7 @@ export async function serve(dir: string): Promise<void> {
             runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
           ],
           user: 'postgres',
+          env: { KANRI_PGBACKREST: pgbackrest },
         },
       },
     },
@@ -80,9 +96,14 @@ export async function serve(dir: string): Promise<void> {
   const admin = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   let manager: Awaited<ReturnType<typeof postgresOperator.manager>> | undefined;
   let running: Promise<void> | undefined;
+  const s3 = cp.s3;
   try {
-    await writeState(dir, { pid: process.pid, kubeconfigPath: cp.kubeconfigPath, kubectl: cp.binaries.kubectl });
-    log('[2/5] Installing the operator’s CRDs (PostgresCluster, PostgresBackup) and generated RBAC…');
+    if (!s3) throw new Error('the control plane started no S3 server');
+    // A stable path for the README's commands; the control plane's own directory is a temporary one.
+    await copyFile(cp.kubeconfigPath, join(dir, 'kubeconfig'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeState(dir, { pid: process.pid, s3Pid: s3.pid, kubeconfigPath, kubectl: cp.binaries.kubectl });
+    log('[2/6] Installing the operator’s CRDs (PostgresCluster, PostgresBackup) and generated RBAC…');
     const apply = (o: unknown) =>
       admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'kanri-demo', force: true });
     for (const crd of postgresOperator.crds()) await apply(crd);
@@ -91,7 +112,7 @@ export async function serve(dir: string): Promise<void> {
     await waitFor('the CRD to be served', () =>
       admin.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: NAMESPACE }),
     );
-    log('[3/5] Running the operator as its ServiceAccount…');
+    log('[3/6] Running the operator as its ServiceAccount…');
     const identity = await cp.addUser({
       name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,
       groups: ['system:serviceaccounts'],
@@ -108,8 +129,10 @@ export async function serve(dir: string): Promise<void> {
       logger,
     });
     running = manager.start();
-    log(`[4/5] Creating PostgresCluster ${CLUSTER} with 3 instances…`);
+    log(`[4/6] Creating PostgresCluster ${CLUSTER} with 3 instances, backed up to s3://${BUCKET}…`);
     const started = Date.now();
+    await s3.createBucket(BUCKET);
+    await apply(buildS3CredsSecret(CLUSTER, NAMESPACE, s3));
     await apply({
       apiVersion: PostgresClusterResource.apiVersion,
       kind: 'PostgresCluster',
@@ -124,6 +147,7 @@ export async function serve(dir: string): Promise<void> {
           },
         ],
         users: [{ name: 'app', databases: ['app'] }],
+        backups: buildBackupsSpec(CLUSTER, s3),
       },
     });
     let lastMessage = '';
@@ -145,17 +169,28 @@ export async function serve(dir: string): Promise<void> {
       500,
     );
     log(`      Ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    log('[5/5] Writing connection details…');
+    log('[5/6] Taking the first full backup (kubectl annotate pgc hippo postgres.kanri.dev/pgbackrest-backup=…)…');
+    const backupStarted = Date.now();
+    await takeFirstBackup(admin, CLUSTER, NAMESPACE, log, stopping.signal);
+    log(`      Backed up in ${((Date.now() - backupStarted) / 1000).toFixed(1)} s`);
+    log('[6/6] Writing connection details…');
     const secret = await admin.resource('v1', 'Secret').get(names.userSecret(CLUSTER, 'app'), { namespace: NAMESPACE });
     const password = Buffer.from((secret as { data: Record<string, string> }).data.password ?? '', 'base64').toString();
     const address = await serviceAddress(cp, NAMESPACE, names.primaryService(CLUSTER), 5432);
     const [host, port] = address.split(':');
     // The password goes to a 0600 pgpass file, never to the terminal or a log.
-    await writeFile(join(dir, 'pgpass'), `${host}:${port}:app:app:${password}\n`, { mode: 0o600 });
+    // Any host: the README's commands also reach a restored primary and a point-in-time clone of hippo.
+    await writeFile(join(dir, 'pgpass'), `*:${port}:app:app:${password}\n`, { mode: 0o600 });
     await writeFile(join(dir, 'psql'), `PGPASSFILE=${join(dir, 'pgpass')} psql -h ${host} -p ${port} -U app app\n`);
+    // For a shell: `. <dir>/env`, then kubectl and psql need no flags but psql's -h (the primary moves).
+    await writeFile(
+      join(dir, 'env'),
+      `export KUBECONFIG=${kubeconfigPath} PGPASSFILE=${join(dir, 'pgpass')} PGPORT=${port} PGUSER=app PGDATABASE=app\n`,
+    );
     await writeState(dir, {
       pid: process.pid,
-      kubeconfigPath: cp.kubeconfigPath,
+      s3Pid: s3.pid,
+      kubeconfigPath,
       kubectl: cp.binaries.kubectl,
       ready: true,
     });
@@ -218,11 +253,21 @@ async function report(dir: string, state: DemoState): Promise<void> {
   const env = { ...process.env, KUBECONFIG: state.kubeconfigPath };
   const { stdout } = await promisify(execFile)(kubectl, ['get', 'pgc', '-n', NAMESPACE], { env });
   console.log(`\n$ kubectl get pgc\n${stdout}`);
-  console.log('Connect (the password is in a 0600 pgpass file):');
+  const backups = await promisify(execFile)(kubectl, ['get', 'pgbackup', '-n', NAMESPACE], { env });
+  console.log(`$ kubectl get pgbackup\n${backups.stdout}`);
+  const client = await KubeClient.load({ kubeconfig: state.kubeconfigPath });
+  try {
+    for (const line of await describeBackups(client, CLUSTER, NAMESPACE)) console.log(line);
+  } finally {
+    await client.close();
+  }
+  console.log('\nConnect (the password is in a 0600 pgpass file):');
   console.log(`  ${(await readFile(join(dir, 'psql'), 'utf8')).trim()}`);
-  console.log('Inspect:');
+  console.log(`Inspect (\`. ${join(dir, 'env')}\` sets KUBECONFIG and psql's PGPASSFILE, PGPORT, PGUSER, PGDATABASE):`);
   console.log(`  export KUBECONFIG=${state.kubeconfigPath}`);
   console.log(`  ${kubectl} get pgc,pods,svc -n ${NAMESPACE}`);
+  console.log(`  ${kubectl} get pgbackup -n ${NAMESPACE}`);
+  console.log(`  ${kubectl} get pgc ${CLUSTER} -n ${NAMESPACE} -o jsonpath='{.status.archive}{"\\n"}'`);
   console.log('Tear everything down: npm stop');
 }
 

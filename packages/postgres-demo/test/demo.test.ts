@@ -1,4 +1,7 @@
-/** The README's main command: `npm start` brings up a Ready 3-instance cluster; `npm stop` removes it all. */
+/**
+ * The README's main command: `npm start` brings up a Ready 3-instance cluster with its first full
+ * backup on the local S3 server; `npm stop` removes it all, the S3 server included.
+ */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -8,6 +11,8 @@ import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { KubeClient } from '@kanri/client';
+import { PostgresBackupResource } from '@kanri/postgres';
 import { isProcessAlive } from '@kanri/testenv';
 import pg from 'pg';
 
@@ -22,13 +27,45 @@ after(async () => {
   }
 });
 
-it('up prints kubectl get pgc and a psql line that connects; down stops every process and removes its files', {
-  timeout: 300_000,
+interface Backup {
+  metadata: { name: string };
+  spec: { cluster: string; type: string };
+  status?: { phase?: string; label?: string; sizeBytes?: number };
+}
+
+it('up prints kubectl get pgc, the first backup and a psql line that connects; down stops every process and removes its files', {
+  timeout: 600_000,
 }, async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'kanri-demo-test-'));
   const env = { ...process.env, KANRI_STATE_DIR: stateDir };
-  const { stdout } = await run(process.execPath, [main, 'up'], { env, timeout: 240_000 });
+  const { stdout } = await run(process.execPath, [main, 'up'], { env, timeout: 540_000 });
   assert.match(stdout, /hippo\s+True\s+3\s+3\s+hippo-instance1-\d/);
+  // The backup printed is a real one: its PostgresBackup succeeded, with its label and a size.
+  const printed = /Backup (\S+): full, label (\S+), .* \((\d+) bytes\)/.exec(stdout);
+  assert.ok(printed, `a backup line in:\n${stdout}`);
+  const [, name, label, bytes] = printed as unknown as [string, string, string, string];
+  const window = /Recovery window: (\S+) … (\S+)/.exec(stdout);
+  assert.ok(window && !Number.isNaN(Date.parse(window[1] ?? '')) && !Number.isNaN(Date.parse(window[2] ?? '')), stdout);
+  assert.match(stdout, /kubectl get pgbackup/);
+  const demoDir = join(stateDir, 'postgres-demo');
+  const kube = await KubeClient.load({ kubeconfig: join(demoDir, 'kubeconfig') });
+  try {
+    const backup = await kube
+      .resource<Backup & { apiVersion: string; kind: string }>(
+        PostgresBackupResource.apiVersion,
+        PostgresBackupResource.kind,
+      )
+      .get(name, { namespace: 'default' });
+    assert.equal(backup.spec.cluster, 'hippo');
+    assert.equal(backup.spec.type, 'full');
+    assert.equal(backup.status?.phase, 'Succeeded');
+    assert.equal(backup.status?.label, label);
+    assert.match(label, /^\d{8}-\d{6}F$/);
+    assert.ok((backup.status?.sizeBytes ?? 0) > 0, `size ${backup.status?.sizeBytes}`);
+    assert.equal(backup.status?.sizeBytes, Number(bytes));
+  } finally {
+    await kube.close();
+  }
   const psql = /PGPASSFILE=(\S+) psql -h (\S+) -p (\d+) -U app app/.exec(stdout);
   assert.ok(psql, `a psql line in:\n${stdout}`);
   const [, pgpass, host, port] = psql as unknown as [string, string, string, string];
@@ -50,11 +87,13 @@ it('up prints kubectl get pgc and a psql line that connects; down stops every pr
   } finally {
     await db.end();
   }
-  const state = JSON.parse(await readFile(join(stateDir, 'postgres-demo', 'state.json'), 'utf8')) as { pid: number };
+  const state = JSON.parse(await readFile(join(demoDir, 'state.json'), 'utf8')) as { pid: number; s3Pid: number };
+  assert.ok(isProcessAlive(state.s3Pid), 'the S3 server runs');
   // Running `up` again reports the running demo instead of starting another.
   const again = await run(process.execPath, [main, 'up'], { env, timeout: 60_000 });
   assert.match(again.stdout, /hippo\s+True/);
   await run(process.execPath, [main, 'down'], { env, timeout: 120_000 });
   assert.equal(isProcessAlive(state.pid), false);
+  assert.equal(isProcessAlive(state.s3Pid), false, 'down stopped the S3 server');
   assert.equal(existsSync(join(stateDir, 'postgres-demo')), false);
 });
