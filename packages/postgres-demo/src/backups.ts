@@ -118,14 +118,12 @@ export async function takeFirstBackup(
         .catch(() => undefined);
       const phase = backup?.status?.phase ?? 'Pending';
       if (phase === 'Failed') throw new Error(`backup ${name} failed: ${backup?.status?.message ?? 'no message'}`);
-      say(`backup ${name}: ${phase}`);
-      if (phase !== 'Succeeded') return undefined;
       // The primary reports the recovery window once pgBackRest lists the backup: a few seconds later.
-      if (!status.archive?.firstRecoverabilityPoint) {
-        say(`backup ${name}: Succeeded; waiting for the recovery window`);
-        return undefined;
-      }
-      return backup;
+      const windowKnown = Boolean(status.archive?.firstRecoverabilityPoint);
+      say(
+        `backup ${name}: ${phase}${phase === 'Succeeded' && !windowKnown ? '; waiting for the recovery window' : ''}`,
+      );
+      return phase === 'Succeeded' && windowKnown ? backup : undefined;
     },
     600_000,
     1_000,
