@@ -3,7 +3,7 @@
  * about them, so a test can run every command a reader would type. Pure: no I/O.
  *
  * Commands are the lines of ```sh / ```bash / ```shell blocks (comment lines and trailing
- * `# comments` dropped), the `$ ` lines of ```console and untagged blocks, and inline code spans
+ * `# comments` dropped, indentation kept for heredocs), the `$ ` lines of ```console and untagged blocks, and inline code spans
  * that start with `npx kanri `. A marker is an HTML comment in the lines right before a block:
  *
  *   <!-- readme-test: skip: REASON -->                      none of the block's commands run
@@ -69,7 +69,9 @@ function commandsOf(lang: string, body: readonly string[]): string[] {
     .join('\n')
     .replace(/\\\n\s*/g, ' ')
     .split('\n');
-  if (SHELL_LANGS.has(lang)) return joined.map(withoutComment).filter((l) => l && !l.startsWith('#'));
+  // Indentation is kept: it means nothing to bash, but everything to a YAML manifest in a heredoc.
+  const indented = (line: string) => `${/^\s*/.exec(line)?.[0] ?? ''}${withoutComment(line)}`;
+  if (SHELL_LANGS.has(lang)) return joined.filter((l) => withoutComment(l) && !l.trim().startsWith('#')).map(indented);
   if (PROMPT_LANGS.has(lang)) return joined.filter((l) => l.startsWith('$ ')).map((l) => withoutComment(l.slice(2)));
   return [];
 }

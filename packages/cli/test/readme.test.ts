@@ -17,10 +17,12 @@ import { readDevState } from '../src/dev-state.js';
 import { type CommandBlock, readmeCommands, type Step, stepsOf } from './readme-commands.js';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const demoMain = join(root, 'packages', 'postgres-demo', 'dist', 'src', 'main.js');
 
 function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { cwd, env, timeout: 240_000 }, (error, stdout, stderr) => {
+    // A block may wait for a backup, a point-in-time clone and an in-place restore of the demo's cluster.
+    execFile('bash', ['-c', script], { cwd, env, timeout: 600_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, output: `${stdout}${stderr}` });
     });
@@ -70,6 +72,13 @@ describe('README commands: finding them', () => {
     ]);
   });
 
+  it('keeps the indentation of a heredoc manifest, which YAML needs', () => {
+    const found = readmeCommands(
+      ['```sh', 'kubectl apply -f - <<EOF', 'metadata:', '  name: x    # a comment', 'EOF', '```'].join('\n'),
+    );
+    assert.deepEqual(found.blocks[0]?.commands, ['kubectl apply -f - <<EOF', 'metadata:', '  name: x', 'EOF']);
+  });
+
   it('refuses a marker without a reason, one far from its block, and one naming a command not there', () => {
     assert.throws(() => readmeCommands('<!-- readme-test: skip: -->\n```sh\nls\n```'), /must say why/);
     assert.throws(() => readmeCommands('<!-- readme-test: skip: x -->\ntext\n```sh\nls\n```'), /right before/);
@@ -105,6 +114,8 @@ describe('README commands: running them', () => {
       // A fresh shell: not the npm configuration npm hands to scripts, nor this test runner's context.
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|NODE_TEST_CONTEXT$)/i.test(k))),
       KANRI_STATE_DIR: join(dir, 'state'),
+      // Where `npm start`'s script is, for the markers that run it from the scratch directory.
+      KANRI_CHECKOUT: root,
       // A reader has a kubectl on PATH; this one matches the control plane.
       PATH: `${dirname(kubectl)}${delimiter}${process.env.PATH ?? ''}`,
       // If `kanri` ever failed to resolve locally, npx must fail rather than fetch a package.
@@ -116,6 +127,10 @@ describe('README commands: running them', () => {
     // A failed `dev down` (or a command that failed before it) must not leave the control plane up.
     const state = await readDevState(join(dir, 'state'));
     if (state && isProcessAlive(state.pid)) process.kill(state.pid, 'SIGTERM');
+    // Likewise the demo (`npm start`) of the backup commands: its own `down`, which waits for it to stop.
+    await new Promise((resolve) =>
+      execFile(process.execPath, [demoMain, 'down'], { env, timeout: 180_000 }, () => resolve(undefined)),
+    );
     // The link first, on its own: removing the scratch directory must never reach into the checkout.
     await unlink(join(dir, 'work', 'node_modules')).catch(() => {});
     await rm(dir, { recursive: true, force: true });
