@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitFor } from '@kanri/testenv';
+import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import {
@@ -25,13 +25,14 @@ const SOURCE = 'shop';
 
 describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeout: 20 * 60_000 }, () => {
   let env: PostgresEnv;
+  let s3: S3Server;
   const sql = <R extends pg.QueryResultRow>(cluster: string, text: string, params: unknown[] = []) =>
     sqlOn<R>(env, cluster, text, params);
   const status = (cluster: string) => backupStatus(env, cluster);
 
   before(async () => {
     env = await startPostgresEnv({ processNodes: 2, s3: true });
-    const s3 = await prepareS3(env);
+    s3 = await prepareS3(env);
     await env.startOperator();
     const backups = backupsSpec(s3);
     // Keep one full backup: the second manual backup below expires the first.
@@ -142,6 +143,8 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     const clone = 'shop-at-t';
     await clusters(env.client).create(
       clusterManifest(clone, 1, {
+        // The clone backs up too, into its own path: never into its source's.
+        backups: backupsSpec(s3),
         dataSource: {
           postgresCluster: {
             clusterName: SOURCE,
@@ -161,5 +164,23 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
       (await sql<{ timeline: number }>(clone, 'SELECT timeline_id AS timeline FROM pg_control_checkpoint()'))[0]
         ?.timeline ?? 0;
     assert.ok(timeline >= 2, `the clone runs on a new timeline (${timeline})`);
+
+    const cloneWal = await switchWal(env, clone);
+    const tli = cloneWal.slice(0, 8);
+    await waitFor(
+      `the clone's ${cloneWal} in its own repo path`,
+      async () => {
+        const keys = (await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${clone}/repo1/archive/db/`)) ?? [];
+        return keys.some((o) => o.key.includes(cloneWal)) ? true : undefined;
+      },
+      120_000,
+      1_000,
+    );
+    const sourceKeys = (await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/archive/db/`)) ?? [];
+    assert.ok(sourceKeys.length > 0);
+    assert.ok(
+      !sourceKeys.some((o) => (o.key.split('/').pop() ?? '').startsWith(tli)),
+      `no segment or history of the clone's timeline ${tli} in the source's repo`,
+    );
   });
 });

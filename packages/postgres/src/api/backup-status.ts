@@ -78,7 +78,7 @@ export const archiveStatus = z
     lastFailedTime: time('When archiving it failed'),
     lastFailureReason: z.string().optional().describe('Why archiving failed, as pgBackRest reported it.'),
     pendingSegments: count('WAL files waiting to be archived (.ready files in pg_wal/archive_status).'),
-    firstRecoverabilityPoint: time('The earliest time a restore can reach: the start of the oldest backup'),
+    firstRecoverabilityPoint: time('The earliest time a restore can reach: the end of the oldest backup'),
     lastRecoverableTime: time('The latest time a restore can reach: the time of the last archived WAL'),
   })
   .describe('Continuous WAL archiving of the primary.');
