@@ -11,7 +11,7 @@
  */
 import { Informer } from '@kanri/cache';
 import { isNotFound } from '@kanri/client';
-import { Backoff } from '@kanri/timing';
+import { Backoff, Wakeup } from '@kanri/timing';
 import {
   API_VERSION,
   BACKUP_KIND,
@@ -52,11 +52,22 @@ export function usableSpec(spec: PgBackRestSpec | undefined): { usable?: PgBackR
 
 export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSignal): Promise<void> {
   const { config, log } = ctx;
-  const records = new Informer(ctx.client.resource<BackupRecord>(API_VERSION, BACKUP_KIND), {
-    namespace: config.namespace,
-    labelSelector: { [LABEL.cluster]: config.cluster },
-    onError: (error, retryInMs) => log.warn({ err: error, retryInMs }, 'cannot follow PostgresBackups; retrying'),
-  }).start();
+  // Its own wake-up: a Wakeup has one waiter, and the primary's other loop waits on ctx.primaryWakeup.
+  const wakeup = new Wakeup();
+  const offCluster = ctx.view.onClusterChange(() => wakeup.wake());
+  // Followed only once the spec declares repos: a cluster without backups (or an API server
+  // without the PostgresBackup CRD) costs nothing.
+  let records: Informer<BackupRecord> | undefined;
+  const followRecords = () => {
+    records ??= new Informer(ctx.client.resource<BackupRecord>(API_VERSION, BACKUP_KIND), {
+      namespace: config.namespace,
+      labelSelector: { [LABEL.cluster]: config.cluster },
+      onError: (error, retryInMs) => log.warn({ err: error, retryInMs }, 'cannot follow PostgresBackups; retrying'),
+    }).start();
+    // A new PostgresBackup starts at once rather than at the next lap.
+    records.onChange(() => wakeup.wake());
+    return records;
+  };
   const stanzaBackoff = new Backoff({ initialMs: 5_000, maxMs: 120_000 });
   let stanzaRetryAt = 0;
   let infoAt = 0;
@@ -102,7 +113,7 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
               infoAt = performance.now() + INFO_REFRESH_MS;
               await refreshRecoveryWindow(ctx, usable, leadership);
             }
-            const next = nextBackup(records.list() as BackupRecord[], failedHere);
+            const next = nextBackup(followRecords().list() as BackupRecord[], failedHere);
             if (next) {
               await runBackup(ctx, next, usable, leadership).catch((error: unknown) => {
                 log.error({ err: error, backup: next.metadata?.name }, 'backup failed');
@@ -116,10 +127,13 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
       } catch (error) {
         if (!leadership.aborted) log.warn({ err: error }, 'backup work failed; retrying');
       }
-      if (!busy) await ctx.primaryWakeup.wait(PERIOD_MS, leadership);
+      if (!busy) await wakeup.wait(PERIOD_MS, leadership);
     }
   } finally {
-    await records.stop();
+    // Never awaited: the end of a leadership (fencing) must not wait for a request in flight to a
+    // server that may be unreachable.
+    offCluster();
+    void records?.stop().catch(() => undefined);
   }
 }
 
