@@ -36,7 +36,11 @@ interface Condition {
   reason?: string;
   message?: string;
 }
-type ClusterStatus = { conditions?: Condition[]; archive?: { lastArchivedWal?: string; pendingSegments?: number } };
+type ClusterStatus = {
+  conditions?: Condition[];
+  archive?: { lastArchivedWal?: string; pendingSegments?: number };
+  pgbackrest?: { manualBackup?: { id?: string; name?: string } };
+};
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -83,8 +87,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     return waitFor(
       `the PostgresBackup for ${value}`,
       async () => {
-        const manual = ((await status(SOURCE)) as { pgbackrest?: { manualBackup?: { id?: string; name?: string } } })
-          ?.pgbackrest?.manualBackup;
+        const manual = (await status(SOURCE))?.pgbackrest?.manualBackup;
         const name = manual?.id === value ? manual.name : undefined;
         return name && (await backupNamed(name)) ? name : undefined;
       },
@@ -136,7 +139,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
       120_000,
       1_000,
     );
-    // Every test restores or inspects a backup: one full backup to start from.
+    // The clones restore a backup: one full backup to start from.
     const base = await requestBackup('base');
     await waitFor(
       'the base backup',
@@ -359,9 +362,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
       await waitReady(env.client, reborn, 1, 300_000);
     } catch (error) {
       const events = await clusterEvents(env.client, reborn);
-      throw new Error(
-        `${(error as Error).message}; Events: ${events.map((e) => `${e.reason}: ${e.note}`).join(' | ')}`,
-      );
+      throw new Error(`${String(error)}; Events: ${events.map((e) => `${e.reason}: ${e.note}`).join(' | ')}`);
     }
     const restored = new Set((await query<{ n: string }>(reborn, 'SELECT n FROM seq')).map((r) => Number(r.n)));
     const missing = acks.filter((a) => !restored.has(a.n));
