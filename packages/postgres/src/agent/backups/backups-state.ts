@@ -39,6 +39,16 @@ export class BackupsState {
     return !this.lastSuccess || Date.parse(this.lastFailure.time) > Date.parse(this.lastSuccess.time);
   }
 
+  /**
+   * pgBackRest's reason when every push has failed for longer than `ms` (counted from `since` at
+   * the earliest); undefined while archiving works or has not failed that long.
+   */
+  archiveStalled(since: Date, ms: number, now = new Date()): string | undefined {
+    if (!this.archiveFailing) return undefined;
+    const from = Math.max(since.getTime(), this.lastSuccess ? Date.parse(this.lastSuccess.time) : 0);
+    return now.getTime() - from > ms ? this.lastFailure?.reason : undefined;
+  }
+
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {
     if (outcome.ok) this.lastSuccess = { wal: outcome.wal, time: now.toISOString() };
     if (outcome.dropped && !this.walDropped)

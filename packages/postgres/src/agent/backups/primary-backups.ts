@@ -32,6 +32,12 @@ import { backupStatusFields, firstRecoverabilityPoint, parseBackups } from './ba
 const PERIOD_MS = 5_000;
 const HEARTBEAT_MS = 10_000;
 const INFO_REFRESH_MS = 300_000;
+/**
+ * A backup is stopped once WAL archiving has failed this long while it ran: pgBackRest cannot
+ * finish a backup whose WAL does not reach the repo, and with the repo unreachable it retries
+ * for as long as the outage lasts, so the backup would stay Running throughout.
+ */
+const ARCHIVE_STALL_MS = 60_000;
 
 /** A PostgresBackup as the agent reads it. */
 interface BackupRecord {
@@ -219,20 +225,28 @@ async function runBackup(
     throw error;
   }
   log.info({ backup: name, repo: repoName, type }, 'backup started');
+  const stalled = new AbortController();
+  let stallReason: string | undefined;
   const heartbeat = setInterval(() => {
     void patchStatus({ heartbeatTime: new Date().toISOString() }).catch(() => undefined);
+    const archive = ctx.backups.archiveStalled(startedAt, ARCHIVE_STALL_MS);
+    if (archive !== undefined && !stalled.signal.aborted) {
+      stallReason = `stopped: WAL archiving has failed for over ${ARCHIVE_STALL_MS / 1000} s while the backup ran (${archive})`;
+      stalled.abort();
+    }
   }, HEARTBEAT_MS);
+  const signal = AbortSignal.any([leadership, stalled.signal]);
   try {
-    const before = await ctx.pgbackrest.run([repo, '--output=json', 'info'], { signal: leadership });
+    const before = await ctx.pgbackrest.run([repo, '--output=json', 'info'], { signal });
     const known = new Set(parseBackups(before.stdout, PGBACKREST_STANZA).map((b) => b.label));
-    const result = await ctx.pgbackrest.run([repo, `--type=${type}`, ...(record.spec?.options ?? []), 'backup'], {
-      signal: leadership,
-    });
+    const result = signal.aborted
+      ? undefined
+      : await ctx.pgbackrest.run([repo, `--type=${type}`, ...(record.spec?.options ?? []), 'backup'], { signal });
     const completedAt = new Date().toISOString();
-    if (result.code !== 0) {
+    if (result?.code !== 0) {
       const reason = leadership.aborted
         ? 'the instance lost the leader Lease while the backup ran'
-        : failureReason(result, 'pgbackrest backup');
+        : (stallReason ?? failureReason(result ?? before, 'pgbackrest backup'));
       log.warn({ backup: name, reason }, 'backup failed');
       await patchStatus({ phase: 'Failed', reason: 'BackupFailed', message: reason, completedAt });
       ctx.events.record('Warning', 'BackupFailed', `backup ${name} failed: ${reason}`);

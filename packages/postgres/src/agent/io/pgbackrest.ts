@@ -27,6 +27,15 @@ export interface ArchiveTarget {
   readonly args: readonly string[];
 }
 
+/**
+ * How long `archive-push` waits for the asynchronous process to push a segment before it fails.
+ * pgBackRest's default (60 s) meets its own S3 retries (also 60 s): with the repo unreachable, the
+ * first failure reached postgres, and so WALArchiving, only a minute after the outage began. A
+ * segment still pushing is not lost by failing early: postgres retries it, and the next call finds
+ * it pushed.
+ */
+export const ARCHIVE_PUSH_TIMEOUT_S = 10;
+
 export interface PgBackRestResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -100,7 +109,13 @@ export class PgBackRest {
   /** What archive-push runs, or undefined before the file was written. */
   archiveTarget(): ArchiveTarget | undefined {
     if (!this.#written) return undefined;
-    return { bin: this.#config.pgbackrestBin, args: this.baseArgs() };
+    // Unless the user chose one: a short wait for the asynchronous push, for this command only
+    // (a backup's wait for its last segment keeps pgBackRest's 60 s).
+    const timeout =
+      this.#written.spec.global?.['archive-timeout'] === undefined
+        ? [`--archive-timeout=${ARCHIVE_PUSH_TIMEOUT_S}`]
+        : [];
+    return { bin: this.#config.pgbackrestBin, args: [...this.baseArgs(), ...timeout] };
   }
 
   /** Runs `pgbackrest <args>` (after the base options); never rejects for a non-zero exit. */

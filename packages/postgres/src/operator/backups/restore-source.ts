@@ -80,8 +80,9 @@ export function resolveCloneSource(
         cluster: cluster.metadata?.name ?? '',
         stanza: stanza ?? PGBACKREST_STANZA,
         repo,
-        // A repo no cluster here owns: PGO's default path unless the user names one.
-        global: { [pathKey]: `/pgbackrest/${repo.name}`, ...(global ?? {}) },
+        // A repo no cluster here owns: PGO's default path unless the user names one. Its
+        // `configuration` is mounted at the source's directory too, so paths follow it there.
+        global: intoSourceDir({ [pathKey]: `/pgbackrest/${repo.name}`, ...(global ?? {}) }),
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
       },
