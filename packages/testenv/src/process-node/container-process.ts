@@ -5,10 +5,18 @@
  * left for a session of its own, as a container runtime kills the cgroup when PID 1 exits.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import type { ExitStatus } from '../managed-process.js';
 import { type GroupReaper, killGroup } from './group-reaper.js';
-import { escapedProcesses, killProcessTrees, type ProcessEntry, stillRunning } from './process-tree.js';
+import {
+  CONTAINER_RUN_VARIABLE,
+  escapedProcesses,
+  killMarked,
+  killProcessTrees,
+  type ProcessEntry,
+  stillRunning,
+} from './process-tree.js';
 import { type RunAs, setprivUserArgs } from './users.js';
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
@@ -40,6 +48,11 @@ export class ContainerProcess {
   #running = true;
   /** Descendants outside the group when a stop began, killed when the first process exits. */
   #escaped: readonly ProcessEntry[] = [];
+  /**
+   * In every process's environment: daemons that double-forked out of the tree (pgBackRest's
+   * asynchronous archiver, say) are found by it and ended with the container, as its cgroup would.
+   */
+  readonly #marker = randomUUID();
 
   constructor(spec: ContainerSpawn, reaper: GroupReaper) {
     this.startedAt = new Date();
@@ -55,7 +68,7 @@ export class ContainerProcess {
     try {
       child = spawn(command, commandArgs, {
         cwd: spec.cwd,
-        env: spec.env,
+        env: { ...spec.env, [CONTAINER_RUN_VARIABLE]: this.#marker },
         stdio: ['ignore', log, log],
         detached: true,
       });
@@ -80,6 +93,7 @@ export class ContainerProcess {
           // outside it) leads to the rest. Its PID is a root only while the group holds it.
           const roots = [...(groupAlive(this.pid) ? [this.pid] : []), ...stillRunning(this.#escaped)];
           if (roots.length > 0) killProcessTrees(roots);
+          killMarked(this.#marker);
           reaper.remove(this.pid);
         }
         resolve({ code, signal, spawnError });
@@ -94,8 +108,10 @@ export class ContainerProcess {
   /** `signal` to the process group; SIGKILL goes to every process of the tree. */
   signal(signal: NodeJS.Signals): void {
     if (!this.#running || this.pid <= 0) return;
-    if (signal === 'SIGKILL') killProcessTrees([this.pid]);
-    else killGroup(this.pid, signal);
+    if (signal === 'SIGKILL') {
+      killProcessTrees([this.pid]);
+      killMarked(this.#marker);
+    } else killGroup(this.pid, signal);
   }
 
   /**

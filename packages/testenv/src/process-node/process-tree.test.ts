@@ -5,7 +5,16 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isProcessAlive } from '../managed-process.js';
 import { waitFor } from '../wait-for.js';
-import { killProcessTrees, parseStat, processTree, readProcessTable, stillRunning } from './process-tree.js';
+import {
+  CONTAINER_RUN_VARIABLE,
+  killMarked,
+  killProcessTrees,
+  markedProcesses,
+  parseStat,
+  processTree,
+  readProcessTable,
+  stillRunning,
+} from './process-tree.js';
 
 const p = (pid: number, ppid: number, pgid = pid) => ({ pid, ppid, pgid });
 
@@ -115,5 +124,36 @@ describe('killProcessTrees', () => {
   it('does nothing without roots', () => {
     assert.deepEqual(killProcessTrees([]), []);
     assert.deepEqual(killProcessTrees([0, 1, -5]), []);
+  });
+});
+
+describe('markedProcesses', () => {
+  it('finds a daemon that double-forked out of the tree by its marker, and kills it by PID', async () => {
+    const marker = `test-${process.pid}-${Date.now()}`;
+    // The shell starts a session leader in the background and exits: the daemon's parent is gone.
+    const shell = spawn('sh', ['-c', 'setsid sleep 60 >/dev/null 2>&1 < /dev/null &'], {
+      env: { ...process.env, [CONTAINER_RUN_VARIABLE]: marker },
+      stdio: 'ignore',
+    });
+    await once(shell, 'exit');
+    // The daemon (setsid may fork once more, so not necessarily the PID the shell saw).
+    const found = await waitFor(
+      'the daemon to be found',
+      async () => {
+        const pids = markedProcesses(marker);
+        return pids.length > 0 ? pids : undefined;
+      },
+      5_000,
+      50,
+    );
+    assert.ok(found.every((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')));
+    assert.deepEqual(markedProcesses(`${marker}-other`), []);
+    assert.deepEqual(killMarked(marker).sort(), [...found].sort());
+    await waitFor(
+      'the daemon to exit',
+      async () => (found.every((pid) => !isProcessAlive(pid)) ? true : undefined),
+      5_000,
+      50,
+    );
   });
 });

@@ -162,3 +162,33 @@ export function killProcessTrees(roots: readonly number[]): number[] {
   for (const pid of stopped) send(pid, 'SIGKILL');
   return [...stopped];
 }
+
+/** The environment variable that marks every process of one container run (see container-process.ts). */
+export const CONTAINER_RUN_VARIABLE = 'KANRI_CONTAINER_RUN';
+
+/**
+ * The PIDs of processes that carry `marker` in their environment: a container's daemons that left
+ * its process tree (a double fork into a session of their own), which only a cgroup would still
+ * hold. Processes that cannot be read (gone, or not ours) are skipped.
+ */
+export function markedProcesses(marker: string): number[] {
+  const needle = Buffer.from(`${CONTAINER_RUN_VARIABLE}=${marker}\0`);
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`).includes(needle)) found.push(pid);
+    } catch {
+      // Exited meanwhile, or another user's: not a process of this container.
+    }
+  }
+  return found;
+}
+
+/** SIGKILLs every process marked as `marker`'s (see markedProcesses), by PID. */
+export function killMarked(marker: string): number[] {
+  const pids = markedProcesses(marker);
+  for (const pid of pids) send(pid, 'SIGKILL');
+  return pids;
+}
