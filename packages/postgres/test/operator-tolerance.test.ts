@@ -12,7 +12,7 @@ import { type ControlPlane, startControlPlane, waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { LABEL, PostgresClusterResource } from '../src/index.js';
+import { LABEL, PostgresBackupResource, PostgresClusterResource, postgresOperator } from '../src/index.js';
 import { postgresController } from '../src/operator/postgres-controller.js';
 import { clusterManifest, clusters, volume } from './harness.js';
 
@@ -40,10 +40,16 @@ describe('the PostgresCluster reconcile tolerates objects its cache does not kno
     // The controllers create the default ServiceAccount, without which no Pod is admitted.
     cp = await startControlPlane({ controllers: true });
     client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await client
-      .resourceFor(PostgresClusterResource.crd as unknown as KubeObject)
-      .apply(PostgresClusterResource.crd as unknown as KubeObject, { fieldManager: 'test', force: true });
+    // Every CRD the operator installs: the controller waits for each kind it owns (PostgresBackup too).
+    for (const crd of postgresOperator.crds()) {
+      await client
+        .resourceFor(crd as unknown as KubeObject)
+        .apply(crd as unknown as KubeObject, { fieldManager: 'test', force: true });
+    }
     await waitFor('the PostgresCluster CRD to be served', () => clusters(client).list({ namespace }));
+    await waitFor('the PostgresBackup CRD to be served', () =>
+      client.resource(PostgresBackupResource.apiVersion, PostgresBackupResource.kind).list({ namespace }),
+    );
     manager = new Manager(client, {
       name: 'postgres-operator',
       namespace,
