@@ -1,26 +1,35 @@
 /**
- * The archive queue limit, end to end: with `archive-push-queue-max` set and the S3 server down,
- * pgBackRest drops WAL so that the database lives on; the cluster says so (WALArchiving False,
- * reason WALDropped, and a WALDropped Event) until a new full backup starts a history that needs
- * none of the lost WAL.
+ * A long repository outage, end to end: while archiving fails a planned switchover waits (the new
+ * primary's timeline would start without its history in the repository); with
+ * `archive-push-queue-max` set, pgBackRest then drops WAL so that the database lives on, and the
+ * cluster says so (WALArchiving False, reason WALDropped, and a WALDropped Event) until a new full
+ * backup starts a history that needs none of the lost WAL.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
-import { BACKUP_ANNOTATION } from '../src/contract/index.js';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { ANNOTATION, BACKUP_ANNOTATION, readPodReport } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import { backupStatus, backupsOf, backupsSpec, prepareS3, sqlOn, switchWal } from './support/backup-fixtures.js';
 import { waitForClusterEvent } from './support/cluster-observers.js';
 
 const CLUSTER = 'queue';
 
-describe('the archive queue limit', { timeout: 15 * 60_000 }, () => {
+describe('a long repository outage: switchover waits, the queue limit drops WAL', { timeout: 15 * 60_000 }, () => {
   let env: PostgresEnv;
   let s3: S3Server;
+  const annotateCluster = (key: string, value: string | null) =>
+    clusters(env.client).patch(
+      CLUSTER,
+      { metadata: { annotations: { [key]: value } } },
+      { namespace: 'default', type: 'merge' },
+    );
   const archiving = async () => (await backupStatus(env, CLUSTER)).conditions?.find((c) => c.type === 'WALArchiving');
 
   before(async () => {
-    env = await startPostgresEnv({ processNodes: 1, s3: true });
+    env = await startPostgresEnv({ processNodes: 2, s3: true });
     s3 = await prepareS3(env);
     await env.startOperator();
     const backups = backupsSpec(s3);
@@ -32,8 +41,8 @@ describe('the archive queue limit', { timeout: 15 * 60_000 }, () => {
       'io-timeout': '5',
       'job-retry': '0',
     };
-    await clusters(env.client).create(clusterManifest(CLUSTER, 1, { backups } as never));
-    await waitReady(env.client, CLUSTER, 1, 240_000);
+    await clusters(env.client).create(clusterManifest(CLUSTER, 2, { backups } as never));
+    await waitReady(env.client, CLUSTER, 2, 240_000);
     await waitFor(
       'WALArchiving True',
       async () => ((await archiving())?.status === 'True' ? true : undefined),
@@ -46,7 +55,7 @@ describe('the archive queue limit', { timeout: 15 * 60_000 }, () => {
     await env?.stop();
   });
 
-  it('drops WAL past the limit while S3 is down, says so, and recovers after a new full backup', async () => {
+  it('waits with a switchover, drops WAL past the limit while S3 is down, says so, and recovers after a new full backup', async () => {
     await sqlOn(env, CLUSTER, 'CREATE TABLE t (n int)');
     await s3.stop();
     const stopped = performance.now();
@@ -55,6 +64,20 @@ describe('the archive queue limit', { timeout: 15 * 60_000 }, () => {
       await sqlOn(env, CLUSTER, 'INSERT INTO t VALUES ($1)', [n]);
       await switchWal(env, CLUSTER);
     }
+    await waitFor(
+      'WALArchiving False',
+      async () => ((await archiving())?.status === 'False' ? true : undefined),
+      120_000,
+      1_000,
+    );
+    const primary = (await backupStatus(env, CLUSTER)).primary ?? '';
+    await annotateCluster(ANNOTATION.switchover, '*');
+    await sleep(15_000);
+    assert.equal((await backupStatus(env, CLUSTER)).primary, primary, 'no switchover while archiving fails');
+    const report = readPodReport(await env.client.resource<Pod>('v1', 'Pod').get(primary, { namespace: 'default' }));
+    assert.match(report?.switchover ?? '', /waiting: WAL archiving fails/);
+    await annotateCluster(ANNOTATION.switchover, null);
+
     const dropped = await waitFor(
       'WALArchiving False for dropped WAL',
       async () => {
@@ -77,11 +100,7 @@ describe('the archive queue limit', { timeout: 15 * 60_000 }, () => {
     await sqlOn(env, CLUSTER, 'INSERT INTO t VALUES (99)');
 
     await s3.restart();
-    await clusters(env.client).patch(
-      CLUSTER,
-      { metadata: { annotations: { [BACKUP_ANNOTATION.backup]: 'after-drop' } } },
-      { namespace: 'default', type: 'merge' },
-    );
+    await annotateCluster(BACKUP_ANNOTATION.backup, 'after-drop');
     await waitFor(
       'the new full backup',
       async () => ((await backupsOf(env, CLUSTER)).some((b) => b.status?.phase === 'Succeeded') ? true : undefined),
