@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
+import { API_VERSION, BACKUP_KIND } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import {
   type BackupObject,
@@ -122,6 +123,27 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     assert.notEqual(labels[0], labels[1]);
     const left = await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/backup/db/${label}/`);
     assert.equal(left?.length, 0, `the first backup ${label} expired`);
+  });
+
+  it('runs a PostgresBackup a user creates, naming the cluster', async () => {
+    await env.client.resource(API_VERSION, BACKUP_KIND).create({
+      apiVersion: API_VERSION,
+      kind: BACKUP_KIND,
+      metadata: { name: 'by-hand', namespace: 'default' },
+      spec: { cluster: SOURCE, repoName: 'repo1', type: 'incr' },
+    });
+    const done = await waitFor(
+      'the user-made backup to succeed',
+      async () => {
+        const b = (await backupsOf(env, SOURCE)).find((x) => x.metadata.name === 'by-hand');
+        if (b?.status?.phase === 'Failed') throw new Error(`failed: ${b.status.message}`);
+        return b?.status?.phase === 'Succeeded' ? b : undefined;
+      },
+      300_000,
+      1_000,
+    );
+    // An incremental on top of the last full backup.
+    assert.match(done.status?.label ?? '', /^\d{8}-\d{6}F_\d{8}-\d{6}I$/);
   });
 
   it('clones to a point in time: every marker up to T, none after', async () => {
