@@ -15,6 +15,7 @@ import { type S3Server, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { API_VERSION, BACKUP_KIND, LABEL, readPodReport } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
+import { waitArchived as waitArchivedIn } from './support/backup-fixtures.js';
 import { archivedSegments, repoObjects, segmentGaps } from './support/backup-repo.js';
 import { clusterEvents, dataClaims, instancePods, waitForClusterEvent } from './support/cluster-observers.js';
 import { nodeOf, podsOf, SequenceWriter, sql, superuserPassword } from './support/failover-env.js';
@@ -65,12 +66,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
   const switchWal = async (cluster: string) =>
     (await query<{ wal: string }>(cluster, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal'))[0]?.wal ?? '';
   const waitArchived = (cluster: string, wal: string, timeoutMs = 120_000) =>
-    waitFor(
-      `WAL ${wal} archived`,
-      async () => (((await status(cluster))?.archive?.lastArchivedWal ?? '') >= wal ? true : undefined),
-      timeoutMs,
-      500,
-    );
+    waitArchivedIn(env, cluster, wal, timeoutMs, BUCKET);
   const backupsOf = async (cluster: string) =>
     (
       await env.client

@@ -19,6 +19,7 @@ import {
   prepareS3,
   sqlOn,
   switchWal,
+  waitArchived,
 } from './support/backup-fixtures.js';
 
 const CLUSTER = 'ledger';
@@ -118,12 +119,7 @@ describe('scheduled backups, in-place PITR and the archive after a change of pri
     const rows = await sqlOn<{ n: number; at: Date }>(env, CLUSTER, 'SELECT n, at FROM markers ORDER BY n');
     const t = new Date(((rows[14]?.at.getTime() ?? 0) + (rows[15]?.at.getTime() ?? 0)) / 2);
     const wal = await switchWal(env, CLUSTER);
-    await waitFor(
-      `WAL ${wal} archived`,
-      async () => (((await backupStatus(env, CLUSTER)).archive?.lastArchivedWal ?? '') >= wal ? true : undefined),
-      120_000,
-      1_000,
-    );
+    await waitArchived(env, CLUSTER, wal);
 
     // An hour ahead: pgBackRest finds a backup before it, but the archive cannot reach it.
     const beyond = new Date(Date.now() + 3_600_000).toISOString().replace('T', ' ').replace('Z', '+00');

@@ -3,7 +3,7 @@
  * block for testenv's S3 server, SQL on a cluster's primary, and readers of PostgresBackups and of
  * the cluster's backup status.
  */
-import type { S3Server } from '@kanri/testenv';
+import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
 import { API_VERSION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
 import { clusters, connect, type PostgresEnv, secretValue, serviceAddress } from '../harness.js';
@@ -118,4 +118,29 @@ export async function backupStatus(env: PostgresEnv, cluster: string): Promise<B
 export async function switchWal(env: PostgresEnv, cluster: string): Promise<string> {
   const rows = await sqlOn<{ wal: string }>(env, cluster, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal');
   return rows[0]?.wal ?? '';
+}
+
+/**
+ * Waits until segment `wal` of `cluster` is in its repo (the default path on the test bucket).
+ * The bucket is the truth: `pg_stat_archiver.last_archived_wal` can name a backup's history file
+ * (`…28.000F7688.backup`), archived after later segments and sorting below them.
+ */
+export async function waitArchived(
+  env: PostgresEnv,
+  cluster: string,
+  wal: string,
+  timeoutMs = 120_000,
+  bucket = BUCKET,
+): Promise<void> {
+  const s3 = env.cp.s3;
+  if (!s3) throw new Error('the control plane runs no S3 server');
+  await waitFor(
+    `WAL ${wal} of ${cluster} in the repo`,
+    async () => {
+      const objects = await s3.listObjects(bucket, `pgbackrest/default/${cluster}/repo1/archive/db/`);
+      return objects.some((o) => (o.key.split('/').pop() ?? '').startsWith(wal)) ? true : undefined;
+    },
+    timeoutMs,
+    500,
+  );
 }
