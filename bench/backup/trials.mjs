@@ -166,6 +166,19 @@ async function deleteCluster(env, name, log) {
     120_000,
     500,
   ).catch((error) => log(error.message));
+  // Its volume is removed asynchronously (the provisioner's reclaim, ~1 GB of files): wait, so that
+  // the removal does not run beside the next trial (the hand restore removes its directory too).
+  await waitFor(
+    `${name}'s volumes to be removed`,
+    async () => {
+      const volumes = await env.client.resource('v1', 'PersistentVolume').list();
+      return volumes.items.some((v) => v.spec?.claimRef?.namespace === NS && v.spec.claimRef.name?.includes(name))
+        ? undefined
+        : true;
+    },
+    180_000,
+    1_000,
+  ).catch((error) => log(error.message));
 }
 
 /** The same restore by hand: the agent's command, as the postgres user, into an empty directory. */
