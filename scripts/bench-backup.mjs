@@ -64,13 +64,22 @@ exitOnSignals(log, cleanUp, () => {
   stopping = true;
 });
 
-/** Switches to a new WAL segment and waits until the archiver has archived the one it closed. */
+/**
+ * Closes the WAL segment being written and waits until no segment waits for the archiver. Not by
+ * comparing names with pg_stat_archiver.last_archived_wal: after a backup that is the backup's
+ * history file (`<start segment>.<offset>.backup`), archived last and named lower than the
+ * segments archived before it.
+ */
 async function archiveCaughtUp(db, timeoutMs = 900_000) {
-  const closed = (await db.query('SELECT pg_walfile_name(pg_switch_wal()) AS wal')).rows[0].wal;
+  await db.query('SELECT pg_switch_wal()');
   await waitFor(
-    `WAL ${closed} archived`,
-    async () =>
-      (await db.query('SELECT last_archived_wal AS w FROM pg_stat_archiver')).rows[0].w >= closed ? true : undefined,
+    'every closed WAL segment archived',
+    async () => {
+      const { rows } = await db.query(
+        "SELECT count(*)::int AS n FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready'",
+      );
+      return rows[0].n === 0 ? true : undefined;
+    },
     timeoutMs,
     1_000,
   );

@@ -11,7 +11,10 @@ const SAMPLE_SQL = `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float
   a.archived_count::int AS archived_count
 FROM pg_stat_archiver a`;
 
-/** A WAL file name (`TTTTTTTTLLLLLLLLSSSSSSSS`, 16 MiB segments) → its position on the timeline. */
+/**
+ * A WAL file name (`TTTTTTTTLLLLLLLLSSSSSSSS`, 16 MiB segments) → its position on the timeline;
+ * null for anything else (a backup's history file `….backup` is archived after later segments).
+ */
 export function segmentNumber(name) {
   if (!/^[0-9A-F]{24}$/.test(name ?? '')) return null;
   return Number.parseInt(name.slice(8, 16), 16) * 0x100 + Number.parseInt(name.slice(16), 16);

@@ -2,6 +2,7 @@
 // the agent runs it) and Debian's pgbench against the primary's Service address. Every child is
 // tracked by PID so that the driver can end the ones still running, and none outlives it.
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 export const PGBENCH = '/usr/lib/postgresql/15/bin/pgbench';
 
@@ -58,9 +59,17 @@ export function postgresIds() {
   return postgresUser;
 }
 
-/** `pgbackrest <base> <args>` as the postgres user, as the agent runs it; throws when it fails. */
-export async function pgbackrest(agent, args) {
-  const result = await run(agent.bin, [...agent.baseArgs, ...args], {
+const TIME = '/usr/bin/time';
+const CPU_MARK = 'kanri-bench-cpu';
+
+/**
+ * `pgbackrest <base> <args>` as the postgres user, as the agent runs it; throws when it fails.
+ * With `cpu`, under GNU time: the result's `cpuSeconds` is what it and its local processes used.
+ */
+export async function pgbackrest(agent, args, { cpu = false } = {}) {
+  const argv = [agent.bin, ...agent.baseArgs, ...args];
+  const [command, ...rest] = cpu && existsSync(TIME) ? [TIME, '-f', `${CPU_MARK} %U %S`, ...argv] : argv;
+  const result = await run(command, rest, {
     ...postgresIds(),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/var/lib/postgresql' },
     cwd: '/',
@@ -69,7 +78,8 @@ export async function pgbackrest(agent, args) {
     throw new Error(
       `pgbackrest ${args.join(' ')} failed (exit ${result.code}): ${`${result.stderr}${result.stdout}`.trim().slice(-600)}`,
     );
-  return result;
+  const mark = new RegExp(`${CPU_MARK} ([\\d.]+) ([\\d.]+)`).exec(result.stderr);
+  return mark ? { ...result, cpuSeconds: { user: Number(mark[1]), system: Number(mark[2]) } } : result;
 }
 
 /** The stanza's backups from `pgbackrest info --output=json`, oldest first. */

@@ -80,7 +80,7 @@ export async function handBackup(agent) {
   const known = new Set((await backupInfo(agent)).map((b) => b.label));
   // What the agent runs for a manual backup with options ['--type=full'] (primary-backups.ts: the
   // operator moves --type into the PostgresBackup's spec.type, and no other option is left).
-  const { ms } = await pgbackrest(agent, ['--repo=1', '--type=full', 'backup']);
+  const { ms, cpuSeconds } = await pgbackrest(agent, ['--repo=1', '--type=full', 'backup'], { cpu: true });
   const made = (await backupInfo(agent)).filter((b) => !known.has(b.label)).at(-1);
   if (!made) throw new Error('the hand backup made no backup that pgbackrest info lists');
   return {
@@ -90,6 +90,7 @@ export async function handBackup(agent) {
     ms,
     MBps: mbps(made.info?.size, ms),
     pgbackrestSeconds: made.timestamp.stop - made.timestamp.start,
+    cpuSeconds: cpuSeconds ?? null,
   };
 }
 
@@ -191,8 +192,8 @@ export async function handRestore(agent, sizeBytes) {
     await chown(dir, uid, gid);
     await chown(pgdata, uid, gid);
     // restore.ts: --repo, --pg1-path and no --delta for an empty directory.
-    const { ms } = await pgbackrest(agent, ['--repo=1', `--pg1-path=${pgdata}`, 'restore']);
-    return { commandMs: ms, MBps: mbps(sizeBytes, ms) };
+    const { ms, cpuSeconds } = await pgbackrest(agent, ['--repo=1', `--pg1-path=${pgdata}`, 'restore'], { cpu: true });
+    return { commandMs: ms, MBps: mbps(sizeBytes, ms), cpuSeconds: cpuSeconds ?? null };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
