@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../packages/client/dist/src/index.js';
 import { PostgresClusterResource, postgresOperator } from '../../packages/postgres/dist/src/index.js';
-import { runnableAs, startControlPlane, startFaultProxy, waitFor } from '../../packages/testenv/dist/src/index.js';
+import {
+  runnableAs,
+  runnableFileAs,
+  startControlPlane,
+  startFaultProxy,
+  waitFor,
+} from '../../packages/testenv/dist/src/index.js';
 import { withParentDeathSignal } from './processes.mjs';
 
 export const IMAGE = 'ghcr.io/kanri-dev/postgres';
@@ -31,7 +37,10 @@ export async function startKanriEnv({ nodes = 3, apiProxy = false, operatorProxy
       apiProxy,
       images: {
         [IMAGE]: {
-          entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
+          entrypoint: [
+            runnableFileAs('postgres', process.execPath),
+            runnableAs('postgres', join(dist, 'agent', 'main.js')),
+          ],
           user: 'postgres',
         },
       },

@@ -82,8 +82,10 @@ export async function serve(dir: string): Promise<void> {
       images: {
         [IMAGE]: {
           // As the image's ENTRYPOINT (packages/postgres/Dockerfile), with its small young generation.
+          // Node itself too: postgres runs the agent's archive command with it, and a Node.js
+          // installed under /root (test-node.mjs's) is out of the postgres user's reach.
           entrypoint: [
-            process.execPath,
+            runnableFileAs('postgres', process.execPath),
             '--max-semi-space-size=1',
             runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
           ],

@@ -57,7 +57,12 @@ export async function startPostgresEnv(
       apiProxy: options.apiProxy ?? false,
       images: {
         [IMAGE]: {
-          entrypoint: [process.execPath, runnableAs('postgres', join(dist, 'agent', 'main.js'))],
+          // Node itself too: postgres runs the agent's archive command with it, and a Node.js
+          // installed under /root (test-node.mjs's) is out of the postgres user's reach.
+          entrypoint: [
+            runnableFileAs('postgres', process.execPath),
+            runnableAs('postgres', join(dist, 'agent', 'main.js')),
+          ],
           user: 'postgres',
           ...(pgbackrest ? { env: { KANRI_PGBACKREST: pgbackrest } } : {}),
         },

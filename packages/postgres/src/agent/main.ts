@@ -4,6 +4,7 @@
  * (see ENV in the contract), serves /healthz, /readyz and /metrics on POD_IP:8000, runs postgres as
  * its child, and on SIGTERM stops postgres (fast), releases the Lease if it held it, and exits 0.
  */
+import { accessSync, constants } from 'node:fs';
 import { KubeClient } from '@kanri/client';
 import { ENV, PORT } from '../contract/index.js';
 import { loadAgentConfig } from './config.js';
@@ -32,6 +33,15 @@ async function main(): Promise<number> {
     { podIP: config.podIP, pgdata: config.pgdata, socketDir: config.socketDir, bootstrap: config.bootstrap, pgBin },
     'agent started',
   );
+  // postgres runs the archive command with this Node.js as this user: say so now if it cannot.
+  try {
+    accessSync(process.execPath, constants.X_OK);
+  } catch {
+    log.error(
+      { node: process.execPath },
+      'this user cannot run Node.js from here: the archive command (pgbackrest-archive-push.js) will fail; install Node.js where the postgres user can run it',
+    );
+  }
 
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
