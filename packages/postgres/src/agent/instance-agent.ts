@@ -175,7 +175,8 @@ export class InstanceAgent implements HealthSource {
         const { backups } = this.#ctx;
         return decideArchivePermit({
           specKnown: view.spec !== undefined,
-          archiving: backups.archiving ?? view.spec?.backups?.pgbackrest !== undefined,
+          // Declared but unusable repos keep WAL (refused, postgres retries), never dropped unseen.
+          archiving: (view.spec?.backups?.pgbackrest?.repos.length ?? 0) > 0,
           leading: state.snapshot().leading,
           stanzaReady: backups.stanzaReady,
           bin: config.pgbackrestBin,

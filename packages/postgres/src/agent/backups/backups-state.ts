@@ -4,7 +4,7 @@
  * One owner; the status reporter reads snapshots, the control socket and the backup runner write.
  */
 
-import type { BackupsReport, RestoreReport } from '../../contract/index.js';
+import { archiveFailing, type BackupsReport, type RestoreReport } from '../../contract/index.js';
 import type { ArchiveOutcome } from '../pgbackrest-archive-push.js';
 
 export interface ArchivingTarget {
@@ -13,8 +13,6 @@ export interface ArchivingTarget {
 }
 
 export class BackupsState {
-  /** The spec declares a usable repo; undefined before the spec was read. */
-  archiving: boolean | undefined;
   target: ArchivingTarget | undefined;
   /** The repo options hash of the file written now, and the one the stanza was created for. */
   writtenHash: string | undefined;
@@ -35,8 +33,7 @@ export class BackupsState {
 
   /** The archive command's last push failed (postgres retries that segment until it works). */
   get archiveFailing(): boolean {
-    if (!this.lastFailure) return false;
-    return !this.lastSuccess || Date.parse(this.lastFailure.time) > Date.parse(this.lastSuccess.time);
+    return archiveFailing({ lastArchivedTime: this.lastSuccess?.time, lastFailedTime: this.lastFailure?.time });
   }
 
   /**

@@ -85,8 +85,6 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
         const declared = ctx.view.spec?.backups?.pgbackrest;
         const { usable, unsupported } = usableSpec(declared);
         const state = ctx.backups;
-        // Declared but unusable repos keep WAL (postgres retries) rather than dropping it unseen.
-        state.archiving = (declared?.repos.length ?? 0) > 0;
         const clash = usable ? sourceClash(ctx, usable) : undefined;
         if (!usable || clash) {
           state.target = undefined;
