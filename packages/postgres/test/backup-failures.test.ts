@@ -13,24 +13,27 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { API_VERSION, BACKUP_KIND, LABEL, readPodReport } from '../src/contract/index.js';
+import { readPodReport } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
-import { waitArchived as waitArchivedIn } from './support/backup-fixtures.js';
+import {
+  BUCKET,
+  backupsOf,
+  backupsSpec,
+  CREDS_SECRET,
+  prepareS3,
+  s3Global,
+  s3Repo,
+  waitArchived as waitArchivedIn,
+} from './support/backup-fixtures.js';
 import { archivedSegments, repoObjects, segmentGaps } from './support/backup-repo.js';
 import { clusterEvents, dataClaims, instancePods, waitForClusterEvent } from './support/cluster-observers.js';
 import { nodeOf, podsOf, SequenceWriter, sql, superuserPassword } from './support/failover-env.js';
 
 const SOURCE = 'ledger';
-const BUCKET = 'failures';
 const REPO_PATH = `/pgbackrest/default/${SOURCE}/repo1`;
 const ARCHIVE_TIMEOUT_S = 10;
 const OUTAGE_MS = 120_000;
 
-interface BackupObject {
-  metadata: { name: string };
-  spec: { trigger: string };
-  status?: { phase?: string; label?: string; message?: string; reason?: string };
-}
 interface Condition {
   type: string;
   status: string;
@@ -49,8 +52,6 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
   let env: PostgresEnv;
   let s3: S3Server;
   let writer: SequenceWriter | undefined;
-  /** The repo's connection, as the source declares it and as a bare-repo clone names it. */
-  let s3Global: Record<string, string>;
 
   const status = async (cluster: string) =>
     (await clusters(env.client).get(cluster, { namespace: 'default' })).status as ClusterStatus | undefined;
@@ -65,14 +66,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     sql<R>((await primaryIp(cluster)).ip, await superuserPassword(env.client, cluster), text, params);
   const switchWal = async (cluster: string) =>
     (await query<{ wal: string }>(cluster, 'SELECT pg_walfile_name(pg_switch_wal()) AS wal'))[0]?.wal ?? '';
-  const waitArchived = (cluster: string, wal: string, timeoutMs = 120_000) =>
-    waitArchivedIn(env, cluster, wal, timeoutMs, BUCKET);
-  const backupsOf = async (cluster: string) =>
-    (
-      await env.client
-        .resource<BackupObject & { apiVersion: string; kind: string }>(API_VERSION, BACKUP_KIND)
-        .list({ namespace: 'default', labelSelector: { [LABEL.cluster]: cluster } })
-    ).items;
+  const waitArchived = (cluster: string, wal: string) => waitArchivedIn(env, cluster, wal);
   /** A new annotation value requests one backup; resolves its PostgresBackup's name. */
   const requestBackup = async (value: string) => {
     await clusters(env.client).patch(
@@ -91,41 +85,18 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
       500,
     );
   };
-  const backupNamed = async (name: string) => (await backupsOf(SOURCE)).find((b) => b.metadata.name === name);
+  const backupNamed = async (name: string) => (await backupsOf(env, SOURCE)).find((b) => b.metadata.name === name);
   const freshTable = (cluster: string) =>
     query(cluster, 'DROP TABLE IF EXISTS seq; CREATE TABLE seq (n bigint PRIMARY KEY)');
 
   before(async () => {
     env = await startPostgresEnv({ processNodes: 2, s3: true });
-    assert.ok(env.cp.s3, 'the control plane runs an S3 server');
-    s3 = env.cp.s3;
-    await s3.createBucket(BUCKET);
-    await env.client.resource('v1', 'Secret').create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 's3-creds', namespace: 'default' },
-      stringData: {
-        's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
-        'ca.crt': s3.caPem,
-      },
-    });
-    s3Global = {
-      'repo1-storage-port': String(s3.port),
-      'repo1-s3-uri-style': 'path',
-      'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt',
-    };
+    s3 = await prepareS3(env);
     await env.startOperator();
     await clusters(env.client).create(
       clusterManifest(SOURCE, 1, {
         config: { parameters: { archive_timeout: `${ARCHIVE_TIMEOUT_S}s` } },
-        backups: {
-          pgbackrest: {
-            configuration: [{ secret: { name: 's3-creds' } }],
-            global: s3Global,
-            repos: [{ name: 'repo1', s3: { bucket: BUCKET, endpoint: 'localhost', region: s3.region } }],
-            manual: { repoName: 'repo1', options: ['--type=full'] },
-          },
-        },
+        backups: backupsSpec(s3),
       } as never),
     );
     await waitReady(env.client, SOURCE, 1, 240_000);
@@ -347,9 +318,9 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
         dataSource: {
           pgbackrest: {
             stanza: 'db',
-            configuration: [{ secret: { name: 's3-creds' } }],
-            global: { ...s3Global, 'repo1-path': REPO_PATH },
-            repo: { name: 'repo1', s3: { bucket: BUCKET, endpoint: 'localhost', region: s3.region } },
+            configuration: [{ secret: { name: CREDS_SECRET } }],
+            global: { ...s3Global(s3), 'repo1-path': REPO_PATH },
+            repo: s3Repo(s3),
           },
         },
       } as never),
