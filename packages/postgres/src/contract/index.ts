@@ -12,4 +12,5 @@ export * from './names.js';
 export * from './peer-status.js';
 export * from './pgbackrest.js';
 export * from './postgres-settings.js';
+export * from './repo-host.js';
 export * from './restore-source.js';

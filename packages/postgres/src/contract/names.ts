@@ -87,6 +87,14 @@ export const names = {
   pdb: (cluster: string) => `${cluster}-pdb`,
   pod: (cluster: string, set: string, ordinal: number) => `${cluster}-${set}-${ordinal}`,
   pvc: (pod: string) => `${pod}-pgdata`,
+  /** The repo host Pod (contract/repo-host.ts), present while the spec declares a volume repo. */
+  repoHost: (cluster: string) => `${cluster}-repo-host`,
+  /** The PVC of a volume repo, mounted by the repo host (PGO's name). */
+  repoVolume: (cluster: string, repo: string) => `${cluster}-${repo}`,
+  /** The Pods' pgBackRest certificates (read by the agents through the API). */
+  pgbackrestTls: (cluster: string) => `${cluster}-pgbackrest-tls`,
+  /** The CA that issues them; the operator alone reads it. */
+  pgbackrestCa: (cluster: string) => `${cluster}-pgbackrest-ca`,
   /** Physical replication slot the primary keeps for a replica Pod. */
   slot: (pod: string) => `kanri_${pod.replace(/[^a-z0-9_]/g, '_')}`,
 };

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GROUP } from './names.js';
+import { PGBACKREST_SERVER_PORT, pgbackrestClientName } from './repo-host.js';
 
 /** The one stanza of every Kanri cluster (PGO names it `db` too, so PGO repos restore as they are). */
 export const PGBACKREST_STANZA = 'db';
@@ -76,14 +77,72 @@ export function defaultRepoPath(namespace: string, cluster: string, repo: string
 export function unsupportedRepo(repo: RepoSpec): string | undefined {
   if (repo.gcs) return `${repo.name}: gcs repos are not supported yet`;
   if (repo.azure) return `${repo.name}: azure repos are not supported yet`;
-  if (repo.volume) return `${repo.name}: volume repos (a repo host) are not supported yet`;
   return undefined;
 }
 
-/** The `repoN-…` options one repo contributes (its storage, and its default path). */
-export function repoOptions(namespace: string, cluster: string, repo: RepoSpec): Record<string, string> {
+/** This Pod's pgBackRest certificate, CA and key (paths as this host sees them). */
+export interface PgBackRestTlsFiles {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** Another Pod's pgBackRest TLS server: its address and the configuration file it reads. */
+export interface RemoteServer {
+  readonly address: string;
+  readonly config: string;
+}
+
+/** The primary as the repo host backs it up: its server, and where its PGDATA and socket are. */
+export interface RemotePg extends RemoteServer {
+  readonly pgPath: string;
+  readonly socketPath: string;
+  readonly port: number;
+}
+
+/** Where a volume repo is reached: the repo host's local path (on the repo host), else the repo host. */
+export interface VolumeRepoAccess {
+  /** On the repo host: each volume repo's path there. */
+  readonly repoPaths?: Readonly<Record<string, string>>;
+  /** On an instance: the repo host, with this Pod's certificate. */
+  readonly repoHost?: RemoteServer;
+  readonly tls?: PgBackRestTlsFiles;
+}
+
+/** The options that make pgBackRest reach a TLS server with this Pod's certificate. */
+function tlsClientOptions(prefix: string, server: RemoteServer, tls: PgBackRestTlsFiles): Record<string, string> {
+  return {
+    [`${prefix}-host`]: server.address,
+    [`${prefix}-host-type`]: 'tls',
+    [`${prefix}-host-port`]: String(PGBACKREST_SERVER_PORT),
+    [`${prefix}-host-ca-file`]: tls.ca,
+    [`${prefix}-host-cert-file`]: tls.cert,
+    [`${prefix}-host-key-file`]: tls.key,
+    // The remote reads this file (pgBackRest passes it); its repo path comes from there.
+    [`${prefix}-host-config`]: server.config,
+  };
+}
+
+/**
+ * The `repoN-…` options one repo contributes (its storage, and its default path). A volume repo is
+ * a path on the repo host, or on an instance the repo host itself (no path: pgBackRest would pass
+ * the client's to the remote); with neither known it contributes nothing, and cannot be used yet.
+ */
+export function repoOptions(
+  namespace: string,
+  cluster: string,
+  repo: RepoSpec,
+  access: VolumeRepoAccess = {},
+): Record<string, string> {
   const n = repoIndex(repo.name);
   const options: Record<string, string> = {};
+  if (repo.volume !== undefined) {
+    const local = access.repoPaths?.[repo.name];
+    if (local) options[`repo${n}-path`] = local;
+    else if (access.repoHost && access.tls)
+      Object.assign(options, tlsClientOptions(`repo${n}`, access.repoHost, access.tls));
+    return options;
+  }
   if (repo.s3) {
     options[`repo${n}-type`] = 's3';
     options[`repo${n}-s3-bucket`] = repo.s3.bucket;
@@ -92,6 +151,15 @@ export function repoOptions(namespace: string, cluster: string, repo: RepoSpec):
   }
   options[`repo${n}-path`] = defaultRepoPath(namespace, cluster, repo.name);
   return options;
+}
+
+/**
+ * Whether the conf can reach `repo`: a volume repo needs its path (repo host) or the repo host's
+ * address (instance).
+ */
+export function repoReachable(repo: RepoSpec, options: Readonly<Record<string, string>>): boolean {
+  const n = repoIndex(repo.name);
+  return repo.volume === undefined || options[`repo${n}-path`] !== undefined || options[`repo${n}-host`] !== undefined;
 }
 
 /** Paths on this machine the file names (the agent resolves them). */
@@ -115,10 +183,16 @@ export interface PgBackRestConfInput {
   readonly resolvePath?: (path: string) => string;
   /** The stanza section's name; default {@link PGBACKREST_STANZA}. */
   readonly stanza?: string;
+  /** How volume repos are reached from this Pod. */
+  readonly volume?: VolumeRepoAccess;
+  /** On the repo host: the primary to back up, instead of a local PGDATA. */
+  readonly pgHost?: RemotePg;
 }
 
 /** Options the agent owns: `global` cannot set them (the API refuses them too). */
 const OWNED = new Set(['stanza', 'pg1-path', 'pg1-port', 'pg1-socket-path', 'log-path', 'lock-path', 'spool-path']);
+/** How Pods reach each other's pgBackRest (hosts, certificates, servers) is the agent's too. */
+const OWNED_PATTERN = /^(repo[1-4]-host|pg\d+-host|tls-server-)/;
 
 /**
  * `pgbackrest.conf`: the repos' storage and default paths, the user's `global` options (which win
@@ -149,16 +223,23 @@ export function buildPgBackRestConf(input: PgBackRestConfInput): { text: string;
     // An immediate checkpoint: a requested backup starts now, not at the next scheduled checkpoint.
     'start-fast': 'y',
   };
-  for (const repo of input.spec.repos) Object.assign(global, repoOptions(input.namespace, input.cluster, repo));
+  const volumePaths = new Set<string>();
+  for (const repo of input.spec.repos) {
+    Object.assign(global, repoOptions(input.namespace, input.cluster, repo, input.volume));
+    // A volume repo's path is its mount on the repo host: never the user's.
+    if (repo.volume !== undefined) volumePaths.add(`repo${repoIndex(repo.name)}-path`);
+  }
   for (const [key, value] of Object.entries(input.spec.global ?? {})) {
-    if (OWNED.has(key)) continue;
+    if (OWNED.has(key) || OWNED_PATTERN.test(key) || volumePaths.has(key)) continue;
     global[key] = value.startsWith('/') ? resolve(value) : value;
   }
+  const pg = input.pgHost;
   const stanza: Record<string, string> = {
-    'pg1-path': input.paths.pgPath,
-    'pg1-port': String(input.paths.port),
-    'pg1-socket-path': input.paths.socketPath,
+    'pg1-path': pg?.pgPath ?? input.paths.pgPath,
+    'pg1-port': String(pg?.port ?? input.paths.port),
+    'pg1-socket-path': pg?.socketPath ?? input.paths.socketPath,
     'pg1-user': 'postgres',
+    ...(pg && input.volume?.tls ? tlsClientOptions('pg1', pg, input.volume.tls) : {}),
   };
   const section = (name: string, options: Record<string, string>) => [
     `[${name}]`,
@@ -201,5 +282,57 @@ export function repoOptionsHash(options: Readonly<Record<string, string>>): stri
  */
 export function repoLocation(options: Readonly<Record<string, string>>, index: number): string {
   const key = (name: string) => options[`repo${index}-${name}`] ?? '';
-  return [key('type') || 'posix', key('s3-bucket'), key('s3-endpoint'), key('path')].join('|');
+  return [key('type') || 'posix', key('s3-bucket'), key('s3-endpoint'), key('host'), key('path')].join('|');
+}
+
+export interface PgBackRestServerConfInput {
+  readonly cluster: string;
+  /** The address the server listens on (the Pod IP). */
+  readonly address: string;
+  readonly tls: PgBackRestTlsFiles;
+  readonly logPath: string;
+  readonly lockPath: string;
+  /** An instance: its PGDATA, socket and port, which a backup's remote commands use. */
+  readonly pg?: { readonly path: string; readonly socketPath: string; readonly port: number };
+  /** The repo host: each volume repo's path, by repo name. */
+  readonly repoPaths?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The configuration of a Pod's pgBackRest TLS server, which its remote commands read too: it
+ * listens on the Pod IP, presents the Pod's certificate, and serves the stanza only to clients
+ * holding a certificate of the cluster's CA with the cluster's common name.
+ *
+ * @example
+ * ```ts
+ * buildPgBackRestServerConf({
+ *   cluster: 'hippo', address: '10.0.0.5',
+ *   tls: { ca: '/run/tls/ca.crt', cert: '/run/tls/tls.crt', key: '/run/tls/tls.key' },
+ *   logPath: '/run/log', lockPath: '/run/lock', repoPaths: { repo1: '/pgbackrest/repo1' },
+ * });
+ * // contains "tls-server-auth=pgbackrest@hippo=db" and "repo1-path=/pgbackrest/repo1"
+ * ```
+ */
+export function buildPgBackRestServerConf(input: PgBackRestServerConfInput): string {
+  const global: Record<string, string> = {
+    'tls-server-address': input.address,
+    'tls-server-port': String(PGBACKREST_SERVER_PORT),
+    'tls-server-ca-file': input.tls.ca,
+    'tls-server-cert-file': input.tls.cert,
+    'tls-server-key-file': input.tls.key,
+    'tls-server-auth': `${pgbackrestClientName(input.cluster)}=${PGBACKREST_STANZA}`,
+    'log-path': input.logPath,
+    'lock-path': input.lockPath,
+    'log-level-file': 'off',
+    'log-level-console': 'off',
+    'log-level-stderr': 'warn',
+  };
+  for (const [repo, path] of Object.entries(input.repoPaths ?? {})) global[`repo${repoIndex(repo)}-path`] = path;
+  const lines = ['# Written by the Kanri agent: its pgBackRest TLS server.', '[global]'];
+  for (const key of Object.keys(global).sort()) lines.push(`${key}=${global[key]}`);
+  if (input.pg) {
+    lines.push('', `[${PGBACKREST_STANZA}]`);
+    lines.push(`pg1-path=${input.pg.path}`, `pg1-port=${input.pg.port}`, `pg1-socket-path=${input.pg.socketPath}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
