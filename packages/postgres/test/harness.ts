@@ -44,10 +44,11 @@ export interface PostgresEnv {
 }
 
 export async function startPostgresEnv(
-  options: { processNodes?: number; apiProxy?: boolean; s3?: boolean } = {},
+  options: { processNodes?: number; apiProxy?: boolean; s3?: boolean; pgbackrest?: boolean } = {},
 ): Promise<PostgresEnv> {
   // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
-  const pgbackrest = options.s3 ? runnableFileAs('postgres', await ensurePgBackRest()) : undefined;
+  const pgbackrest =
+    options.s3 || options.pgbackrest ? runnableFileAs('postgres', await ensurePgBackRest()) : undefined;
   const cp = await startControlPlane({
     controllers: true,
     ...(options.s3 ? { s3: true } : {}),

@@ -34,7 +34,7 @@ export interface LeaderInfo {
 }
 
 export class ClusterView {
-  readonly #config: AgentConfig;
+  readonly #config: Pick<AgentConfig, 'namespace' | 'cluster'>;
   readonly #log: Logger;
   readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
@@ -43,7 +43,7 @@ export class ClusterView {
   #spec: PostgresClusterSpec | undefined;
   #specVersion: string | undefined;
 
-  constructor(client: KubeClient, config: AgentConfig, log: Logger) {
+  constructor(client: KubeClient, config: Pick<AgentConfig, 'namespace' | 'cluster'>, log: Logger) {
     this.#config = config;
     this.#log = log;
     const { namespace, cluster } = config;
@@ -146,9 +146,14 @@ export class ClusterView {
     return configMap?.data as Readonly<Record<string, string>> | undefined;
   }
 
-  /** The cluster's Pods, as the cache has them. */
+  /** Runs `handler` on every change of the cluster's Pods; returns the unsubscribe function. */
+  onPodsChange(handler: () => void): () => void {
+    return this.#pods.onChange(() => handler());
+  }
+
+  /** The cluster's instance Pods, as the cache has them (the repo host is no instance). */
   pods(): Pod[] {
-    return this.#pods.list() as Pod[];
+    return (this.#pods.list() as Pod[]).filter((pod) => pod.metadata?.labels?.[LABEL.instance] !== undefined);
   }
 
   pod(name: string): Pod | undefined {

@@ -19,6 +19,7 @@ import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import { type LiveStatus, names, ROLE } from '../contract/index.js';
 import { BackupsState } from './backups/backups-state.js';
+import { runInstanceTlsServer } from './backups/tls-server.js';
 import { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
 import type { AgentContext, Transition } from './context.js';
@@ -30,6 +31,7 @@ import { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
 import type { AgentMetrics } from './io/metrics.js';
 import { PgBackRest } from './io/pgbackrest.js';
+import { PgBackRestServerProcess } from './io/pgbackrest-server.js';
 import { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
 import { StatusReporter } from './io/status-reporter.js';
@@ -196,6 +198,14 @@ export class InstanceAgent implements HealthSource {
     });
     const unfollow = this.#followConfiguration();
     const status = this.#status.run(signal);
+    // For the agent's whole life, whatever the role: a volume repo's backups reach the primary
+    // through it, and a replica promoted later serves at once.
+    const tlsStop = new AbortController();
+    const tlsServer = runInstanceTlsServer(
+      this.#ctx,
+      new PgBackRestServerProcess(config.pgbackrestBin, this.#ctx.log, this.#ctx.redactor),
+      AbortSignal.any([signal, tlsStop.signal]),
+    );
     try {
       // Booting without the ConfigMap works (postgres starts with defaults and reloads later), so a
       // slow or missing cache delays the start by at most this much.
@@ -208,6 +218,8 @@ export class InstanceAgent implements HealthSource {
       state.stopped();
       await postgres.stop('fast');
       await status;
+      tlsStop.abort();
+      await tlsServer;
       unfollow();
       control.close();
       await view.stop();

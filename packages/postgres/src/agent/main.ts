@@ -1,53 +1,47 @@
 #!/usr/bin/env node
 /**
- * The instance agent's entrypoint: the main process of every Postgres Pod. Reads its environment
- * (see ENV in the contract), serves /healthz, /readyz and /metrics on POD_IP:8000, runs postgres as
- * its child, and on SIGTERM stops postgres (fast), releases the Lease if it held it, and exits 0.
+ * The agent image's entrypoint. With no argument it is the instance agent, the main process of
+ * every Postgres Pod: it reads its environment (see ENV in the contract), serves /healthz, /readyz
+ * and /metrics on POD_IP:8000, runs postgres as its child, and on SIGTERM stops postgres (fast),
+ * releases the Lease if it held it, and exits 0. With the argument `repo-host` it is the cluster's
+ * repo host (contract/repo-host.ts), which serves the volume repos and runs the backups.
  */
 import { accessSync, constants } from 'node:fs';
 import { KubeClient } from '@kanri/client';
-import { ENV, PORT } from '../contract/index.js';
+import { Registry } from 'prom-client';
+import { ENV, PORT, REPO_HOST_ARG } from '../contract/index.js';
 import { loadAgentConfig } from './config.js';
 import { InstanceAgent } from './instance-agent.js';
-import { startHttpServer } from './io/http-server.js';
-import { createAgentLogger } from './io/logger.js';
+import { type HealthSource, startHttpServer } from './io/http-server.js';
+import { createAgentLogger, type Logger } from './io/logger.js';
 import { AgentMetrics } from './io/metrics.js';
 import { findPgBin } from './io/pg-bin.js';
 import { Redactor } from './io/redactor.js';
+import { RepoHost } from './repo-host/repo-host.js';
+import { loadRepoHostConfig } from './repo-host/repo-host-config.js';
 
 const SECRET_VARIABLES = [ENV.superuserPassword, ENV.replicationPassword];
 const redactor = new Redactor();
 
-async function main(): Promise<number> {
-  for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
-  const config = loadAgentConfig(process.env);
-  // postgres and the tools inherit the environment: the secrets stay in the agent only.
-  for (const name of SECRET_VARIABLES) delete process.env[name];
-  const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
-  const pgBin = findPgBin(config.pgBin);
-  const client = await KubeClient.load();
-  const metrics = new AgentMetrics();
-  const agent = new InstanceAgent({ config, pgBin, client, log, redactor, metrics });
-  const server = await startHttpServer(config.podIP, PORT.agent, agent, metrics.registry);
-  log.info(
-    { podIP: config.podIP, pgdata: config.pgdata, socketDir: config.socketDir, bootstrap: config.bootstrap, pgBin },
-    'agent started',
-  );
-  // postgres runs the archive command with this Node.js as this user: say so now if it cannot.
-  try {
-    accessSync(process.execPath, constants.X_OK);
-  } catch {
-    log.error(
-      { node: process.execPath },
-      'this user cannot run Node.js from here: the archive command (pgbackrest-archive-push.js) will fail; install Node.js where the postgres user can run it',
-    );
-  }
+interface Runnable extends HealthSource {
+  run(signal: AbortSignal): Promise<void>;
+  beginShutdown?(): void;
+}
 
+/** Serves the probes, runs `agent` until SIGTERM or SIGINT, and resolves the exit code. */
+async function serve(
+  agent: Runnable,
+  podIP: string,
+  registry: Registry,
+  client: KubeClient,
+  log: Logger,
+): Promise<number> {
+  const server = await startHttpServer(podIP, PORT.agent, agent, registry);
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) return;
     log.info({ signal }, 'stopping');
-    agent.beginShutdown();
+    agent.beginShutdown?.();
     stop.abort();
   };
   process.on('SIGTERM', onSignal);
@@ -67,7 +61,42 @@ async function main(): Promise<number> {
   return code;
 }
 
-main().then(
+async function instanceMain(): Promise<number> {
+  for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
+  const config = loadAgentConfig(process.env);
+  // postgres and the tools inherit the environment: the secrets stay in the agent only.
+  for (const name of SECRET_VARIABLES) delete process.env[name];
+  const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
+  const pgBin = findPgBin(config.pgBin);
+  const client = await KubeClient.load();
+  const metrics = new AgentMetrics();
+  const agent = new InstanceAgent({ config, pgBin, client, log, redactor, metrics });
+  log.info(
+    { podIP: config.podIP, pgdata: config.pgdata, socketDir: config.socketDir, bootstrap: config.bootstrap, pgBin },
+    'agent started',
+  );
+  // postgres runs the archive command with this Node.js as this user: say so now if it cannot.
+  try {
+    accessSync(process.execPath, constants.X_OK);
+  } catch {
+    log.error(
+      { node: process.execPath },
+      'this user cannot run Node.js from here: the archive command (pgbackrest-archive-push.js) will fail; install Node.js where the postgres user can run it',
+    );
+  }
+  return serve(agent, config.podIP, metrics.registry, client, log);
+}
+
+async function repoHostMain(): Promise<number> {
+  const config = loadRepoHostConfig(process.env);
+  const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
+  const client = await KubeClient.load();
+  const host = new RepoHost({ config, client, log, redactor });
+  log.info({ podIP: config.podIP }, 'repo host started');
+  return serve(host, config.podIP, new Registry(), client, log);
+}
+
+(process.argv[2] === REPO_HOST_ARG ? repoHostMain() : instanceMain()).then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Before the logger exists (invalid environment): the message names variables, never values.

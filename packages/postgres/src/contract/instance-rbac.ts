@@ -40,23 +40,16 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
     // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-  ];
-  // The Pods' pgBackRest certificates, issued by the operator once each Pod has its IP (the CA's
-  // key stays in a Secret only the operator reads).
-  rules.push({
-    apiGroups: [''],
-    resources: ['secrets'],
-    resourceNames: [names.pgbackrestTls(cluster)],
-    verbs: ['get'],
-  });
-  // An empty resourceNames would mean every Secret: leave the rule out when there are no users.
-  if (userNames.length > 0)
-    rules.push({
+    // The users' Secrets (the primary sets their passwords) and the Pods' pgBackRest certificates,
+    // issued by the operator once each Pod has its IP (the CA's key stays in a Secret only the
+    // operator reads). Named, never every Secret.
+    {
       apiGroups: [''],
       resources: ['secrets'],
-      resourceNames: userNames.map((user) => names.userSecret(cluster, user)),
+      resourceNames: [names.pgbackrestTls(cluster), ...userNames.map((user) => names.userSecret(cluster, user))],
       verbs: ['get'],
-    });
+    },
+  ];
   return rules;
 }
 

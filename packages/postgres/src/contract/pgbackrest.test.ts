@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildPgBackRestConf, repoOptionsHash, triggerValue, unsupportedRepo } from './pgbackrest.js';
+import {
+  buildPgBackRestConf,
+  buildPgBackRestServerConf,
+  repoOptionsHash,
+  repoReachable,
+  triggerValue,
+  unsupportedRepo,
+} from './pgbackrest.js';
 
 const paths = {
   pgPath: '/pgdata/pgdata',
@@ -96,9 +103,84 @@ describe('triggers and repos', () => {
     assert.equal(triggerValue({}, 'backup'), undefined);
   });
 
-  it('names gcs, azure and volume repos unsupported, s3 supported', () => {
+  it('names gcs and azure repos unsupported, s3 and volume supported', () => {
     assert.match(unsupportedRepo({ name: 'repo2', gcs: { bucket: 'b' } }) ?? '', /repo2: gcs/);
     assert.match(unsupportedRepo({ name: 'repo3', azure: { container: 'c' } }) ?? '', /azure/);
     assert.equal(unsupportedRepo(seedRepo), undefined);
+    assert.equal(unsupportedRepo({ name: 'repo2', volume: {} }), undefined);
+  });
+});
+
+describe('volume repos through the repo host', () => {
+  const tls = { ca: '/run/tls/ca.crt', cert: '/run/tls/tls.crt', key: '/run/tls/tls.key' };
+  const volume = { name: 'repo2', volume: { volumeClaimSpec: {} } };
+  const spec = {
+    repos: [seedRepo, volume],
+    global: { 'repo2-path': '/mine', 'repo2-host': 'evil', 'tls-server-auth': 'x=db' },
+  };
+
+  it('on an instance: reaches the repo over TLS with its own certificate, and passes no repo path', () => {
+    const { options } = buildPgBackRestConf({
+      namespace: 'n',
+      cluster: 'c',
+      spec,
+      paths,
+      volume: { repoHost: { address: '10.0.0.9', config: '/run/repo/server.conf' }, tls },
+    });
+    assert.equal(options['repo2-host'], '10.0.0.9');
+    assert.equal(options['repo2-host-type'], 'tls');
+    assert.equal(options['repo2-host-port'], '8432');
+    assert.equal(options['repo2-host-cert-file'], '/run/tls/tls.crt');
+    assert.equal(options['repo2-host-config'], '/run/repo/server.conf');
+    // pgBackRest would pass a path to the remote, overriding the repo host's mount.
+    assert.equal(options['repo2-path'], undefined);
+    assert.equal(options['tls-server-auth'], undefined, 'the servers are the agent’s');
+    assert.equal(options['repo1-type'], 's3', 'the s3 repo is untouched');
+    assert.equal(repoReachable(volume, options), true);
+  });
+
+  it('without the repo host known yet: the volume repo is unreachable, not pointed anywhere', () => {
+    const { options } = buildPgBackRestConf({ namespace: 'n', cluster: 'c', spec, paths, volume: { tls } });
+    assert.equal(options['repo2-host'], undefined);
+    assert.equal(repoReachable(volume, options), false);
+    assert.equal(repoReachable(seedRepo, options), true);
+  });
+
+  it('on the repo host: the repo is its mount, and the primary is reached through its own server', () => {
+    const { text, options } = buildPgBackRestConf({
+      namespace: 'n',
+      cluster: 'c',
+      spec,
+      paths,
+      volume: { repoPaths: { repo2: '/pgbackrest/repo2' }, tls },
+      pgHost: {
+        address: '10.0.0.5',
+        config: '/run/pg/server.conf',
+        pgPath: '/pgdata/pgdata',
+        socketPath: '/run/pg',
+        port: 5432,
+      },
+    });
+    assert.equal(options['repo2-path'], '/pgbackrest/repo2', 'the mount, never the user’s path');
+    assert.equal(options['repo2-host'], undefined);
+    assert.match(text, /^\[db\]\npg1-host=10\.0\.0\.5$/m);
+    assert.equal(options['pg1-host-type'], 'tls');
+    assert.equal(options['pg1-host-config'], '/run/pg/server.conf');
+    assert.equal(options['pg1-socket-path'], '/run/pg');
+  });
+
+  it('a server listens on the Pod IP with the Pod certificate and admits only the cluster’s common name', () => {
+    const text = buildPgBackRestServerConf({
+      cluster: 'hippo',
+      address: '10.0.0.5',
+      tls,
+      logPath: '/run/log',
+      lockPath: '/run/lock',
+      pg: { path: '/pgdata/pgdata', socketPath: '/run/pg', port: 5432 },
+    });
+    assert.match(text, /^tls-server-address=10\.0\.0\.5$/m);
+    assert.match(text, /^tls-server-auth=pgbackrest@hippo=db$/m);
+    assert.match(text, /^tls-server-ca-file=\/run\/tls\/ca\.crt$/m);
+    assert.match(text, /^\[db\]\npg1-path=\/pgdata\/pgdata$/m);
   });
 });

@@ -6,10 +6,15 @@ import type { Logger } from './logger.js';
 
 export class AgentEvents {
   readonly #recorder: EventRecorder;
-  readonly #config: AgentConfig;
+  readonly #config: Pick<AgentConfig, 'podName' | 'namespace'>;
   readonly #cluster: () => KubeObject | undefined;
 
-  constructor(client: KubeClient, config: AgentConfig, log: Logger, cluster: () => KubeObject | undefined) {
+  constructor(
+    client: KubeClient,
+    config: Pick<AgentConfig, 'podName' | 'namespace'>,
+    log: Logger,
+    cluster: () => KubeObject | undefined,
+  ) {
     this.#config = config;
     this.#cluster = cluster;
     this.#recorder = new EventRecorder({

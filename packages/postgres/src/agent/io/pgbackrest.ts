@@ -11,8 +11,12 @@ import {
   PGBACKREST_CONF_DIR,
   PGBACKREST_STANZA,
   type PgBackRestSpec,
+  type PgBackRestTlsFiles,
   PORT,
+  type RemotePg,
   repoOptionsHash,
+  repoReachable,
+  type VolumeRepoAccess,
 } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
 import { resolveMountPath } from '../mounts.js';
@@ -44,13 +48,21 @@ export interface PgBackRestResult {
   readonly errorTail: string;
 }
 
+/** What pgBackRest on this Pod needs of the agent's configuration (the repo host has no PGDATA of its own). */
+export type PgBackRestHostConfig = Pick<
+  AgentConfig,
+  'namespace' | 'cluster' | 'runDir' | 'dataDir' | 'pgdata' | 'socketDir' | 'pgbackrestBin'
+>;
+
 export class PgBackRest {
-  readonly #config: AgentConfig;
+  readonly #config: PgBackRestHostConfig;
   readonly #log: Logger;
   readonly #redactor: Redactor;
   #written: { hash: string; spec: PgBackRestSpec } | undefined;
+  /** This Pod's pgBackRest certificate, once issued (volume repos only; see backups/tls-server.ts). */
+  tls: PgBackRestTlsFiles | undefined;
 
-  constructor(config: AgentConfig, log: Logger, redactor: Redactor) {
+  constructor(config: PgBackRestHostConfig, log: Logger, redactor: Redactor) {
     this.#config = config;
     this.#log = log;
     this.#redactor = redactor;
@@ -71,14 +83,17 @@ export class PgBackRest {
   }
 
   /**
-   * Writes the file for `spec`; resolves the repo options hash (what decides where the stanza is).
-   * `owner` is whose repo path it is: a restore reads its source's.
+   * Writes the file for `spec`; resolves the repo options hash (what decides where the stanza is)
+   * and the repos it cannot reach yet (a volume repo before the repo host serves). `owner` is whose
+   * repo path it is: a restore reads its source's. `remote` says how volume repos are reached and,
+   * on the repo host, which primary is backed up.
    */
   async write(
     spec: PgBackRestSpec,
     file = this.confFile,
     owner: { namespace: string; cluster: string; stanza?: string } = this.#config,
-  ): Promise<string> {
+    remote: { volume?: VolumeRepoAccess; pgHost?: RemotePg } = {},
+  ): Promise<{ hash: string; unreachable: string[] }> {
     const config = this.#config;
     const pgbackrestDir = join(config.runDir, 'pgbackrest');
     const paths = {
@@ -99,11 +114,14 @@ export class PgBackRest {
       spec,
       paths,
       resolvePath: (path) => resolveMountPath(path),
+      ...(remote.volume ? { volume: remote.volume } : {}),
+      ...(remote.pgHost ? { pgHost: remote.pgHost } : {}),
     });
     await writeFileIfChanged(file, text, 0o600);
     const hash = repoOptionsHash(options);
-    if (file === this.confFile) this.#written = { hash, spec };
-    return hash;
+    const unreachable = spec.repos.filter((repo) => !repoReachable(repo, options)).map((repo) => repo.name);
+    if (file === this.confFile && unreachable.length === 0) this.#written = { hash, spec };
+    return { hash, unreachable };
   }
 
   /** What archive-push runs, or undefined before the file was written. */

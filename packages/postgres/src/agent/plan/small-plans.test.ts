@@ -78,14 +78,17 @@ it('quotes identifiers and literals', () => {
   assert.throws(() => quoteIdent('a\0'), /NUL/);
 });
 
-it('pins the instance Role to the cluster’s object names, and grants no Secret without users', () => {
+it('pins the instance Role to the cluster’s object names: only its users’ and its certificates’ Secrets', () => {
   const withUsers = buildInstanceRoleRules('pg', ['app']);
-  assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('secrets'))?.resourceNames, ['pg-pguser-app']);
+  assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('secrets'))?.resourceNames, [
+    'pg-pgbackrest-tls',
+    'pg-pguser-app',
+  ]);
   assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('configmaps'))?.resourceNames, ['pg-config']);
   const withoutUsers = buildInstanceRoleRules('pg', []);
-  assert.equal(
-    withoutUsers.some((rule) => rule.resources?.includes('secrets')),
-    false,
+  assert.deepEqual(
+    withoutUsers.filter((rule) => rule.resources?.includes('secrets')).map((rule) => rule.resourceNames),
+    [['pg-pgbackrest-tls']],
   );
   assert.equal(
     withoutUsers.some((rule) => rule.verbs?.includes('*') || rule.resources?.includes('*')),

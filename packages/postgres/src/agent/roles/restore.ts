@@ -17,11 +17,13 @@ import {
   CONFIG_KEY,
   decodeRestoreSource,
   hasRecoveryTarget,
+  names,
   type RestoreReport,
   type RestoreSource,
   repoIndex,
   unsupportedRepo,
 } from '../../contract/index.js';
+import { volumeAccess } from '../backups/volume-access.js';
 import type { AgentContext } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
 import { failureReason } from '../io/pgbackrest.js';
@@ -90,15 +92,25 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
     await mark(ctx, { id, result: 'failed', reason });
     return false;
   };
-  const unsupported = unsupportedRepo(source.repo);
+  const unsupported =
+    unsupportedRepo(source.repo) ??
+    (source.repo.volume !== undefined && (source.cluster !== config.cluster || source.namespace !== config.namespace)
+      ? `${source.repo.name} of ${source.namespace}/${source.cluster} is a volume repo, reached only by that cluster's own Pods: clone from one of its s3 repos`
+      : undefined);
   if (unsupported) return fail(unsupported);
   await mark(ctx, { id, result: 'running' });
   const file = join(config.runDir, 'pgbackrest-restore.conf');
-  await ctx.pgbackrest.write(
-    { repos: [source.repo], ...(source.global ? { global: source.global } : {}) },
-    file,
-    source,
-  );
+  const repos = { repos: [source.repo], ...(source.global ? { global: source.global } : {}) };
+  // A volume repo is read through the repo host, once it serves and this Pod has its certificate.
+  while (!signal.aborted) {
+    const { unreachable } = await ctx.pgbackrest.write(repos, file, source, { volume: volumeAccess(ctx) });
+    if (unreachable.length === 0) break;
+    ctx.state.setPhase(
+      `restore ${id}: waiting for the repo host ${names.repoHost(config.cluster)} to serve ${unreachable.join(', ')}`,
+    );
+    await sleepUnlessAborted(1_000, signal);
+  }
+  if (signal.aborted) return false;
   await mkdir(config.pgdata, { recursive: true, mode: 0o700 });
   // --delta keeps what matches the backup (an in-place restore); an empty directory needs none.
   const hasData = existsSync(join(config.pgdata, 'PG_VERSION'));

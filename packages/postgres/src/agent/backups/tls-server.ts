@@ -1,0 +1,150 @@
+/**
+ * The Pod's side of a volume repo's TLS mesh, for the life of the agent (instance or repo host):
+ * while the spec declares a volume repo, fetch this Pod's certificate once the operator has issued
+ * it, run pgBackRest's TLS server on it, and publish on the Pod where the server's configuration
+ * and data are (contract/repo-host.ts), which the other Pods' pgBackRest passes to it. Without a
+ * volume repo the server is stopped.
+ *
+ * Guarantees: the server only ever presents a certificate issued for this Pod's IP, and serves
+ * only clients holding one of this cluster's certificates.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeClient } from '@kanri/client';
+import { Wakeup } from '@kanri/timing';
+import {
+  ANNOTATION_PGBACKREST_SERVER,
+  buildPgBackRestServerConf,
+  hasVolumeRepo,
+  type PgBackRestServerInfo,
+  type PgBackRestSpec,
+  type PgBackRestTlsFiles,
+  PORT,
+} from '../../contract/index.js';
+import type { ClusterView } from '../cluster-view.js';
+import type { AgentContext } from '../context.js';
+import { readIfExists, writeFileIfChanged } from '../io/files.js';
+import type { Logger } from '../io/logger.js';
+import type { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
+import { fetchPgBackRestTls, type TlsIdentity } from '../io/pgbackrest-tls.js';
+
+const PERIOD_MS = 5_000;
+/** While the certificate is not issued yet: the operator issues it within a reconcile. */
+const WAIT_MS = 1_000;
+
+export interface TlsServerDeps {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly identity: TlsIdentity;
+  readonly runDir: string;
+  readonly view: ClusterView;
+  readonly server: PgBackRestServerProcess;
+  /** The server's configuration for these files and this spec, and what to publish besides its path. */
+  readonly serverConf: (
+    tls: PgBackRestTlsFiles,
+    spec: PgBackRestSpec,
+  ) => { text: string; info: Omit<PgBackRestServerInfo, 'config'> };
+  /** Told the certificate's files once known, and undefined once the spec has no volume repo. */
+  readonly onTls: (tls: PgBackRestTlsFiles | undefined) => void;
+}
+
+export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Promise<void> {
+  const { log, view, server } = deps;
+  const wakeup = new Wakeup();
+  const offCluster = view.onClusterChange(() => wakeup.wake());
+  const confFile = join(deps.runDir, 'pgbackrest-server.conf');
+  let tls: PgBackRestTlsFiles | undefined;
+  let published: string | undefined;
+  let waitingSince: number | undefined;
+  try {
+    while (!signal.aborted) {
+      try {
+        const spec = view.spec?.backups?.pgbackrest;
+        if (!spec || !hasVolumeRepo(spec)) {
+          if (tls) deps.onTls(undefined);
+          tls = undefined;
+          await server.stop();
+        } else {
+          tls ??= await fetchPgBackRestTls(deps.client, deps.identity, join(deps.runDir, 'pgbackrest-tls'), signal);
+          if (!tls) {
+            waitingSince ??= performance.now();
+            // Said once a while, not every lap: the operator may simply not have reconciled yet.
+            if (performance.now() - waitingSince > 30_000) {
+              log.warn('no pgBackRest certificate for this Pod IP yet; waiting for the operator to issue it');
+              waitingSince = performance.now();
+            }
+          } else {
+            waitingSince = undefined;
+            deps.onTls(tls);
+            const { text, info } = deps.serverConf(tls, spec);
+            const dirs = serverDirs(deps.runDir);
+            await Promise.all([dirs.logPath, dirs.lockPath].map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
+            await writeFileIfChanged(confFile, text, 0o600);
+            const material = await Promise.all([tls.cert, tls.key, tls.ca].map((f) => readIfExists(f)));
+            const key = createHash('sha256')
+              .update([text, ...material].join('\0'))
+              .digest('hex');
+            await server.ensure(confFile, key);
+            const annotation = JSON.stringify({ config: confFile, ...info } satisfies PgBackRestServerInfo);
+            if (annotation !== published) {
+              await deps.client
+                .resource('v1', 'Pod')
+                .patch(
+                  deps.identity.podName,
+                  { metadata: { annotations: { [ANNOTATION_PGBACKREST_SERVER]: annotation } } },
+                  { namespace: deps.identity.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
+                );
+              published = annotation;
+              log.info({ server: JSON.parse(annotation) }, 'pgBackRest TLS server published');
+            }
+          }
+        }
+      } catch (error) {
+        if (!signal.aborted) log.warn({ err: error }, 'pgBackRest TLS server work failed; retrying');
+      }
+      await wakeup.wait(tls || !view.spec?.backups?.pgbackrest ? PERIOD_MS : WAIT_MS, signal);
+    }
+  } finally {
+    offCluster();
+    await server.stop();
+  }
+}
+
+/**
+ * An instance's server: it serves its PGDATA to the repo host's backups, and its certificate is
+ * also the one its own pgBackRest presents to the repo host.
+ */
+export function runInstanceTlsServer(ctx: AgentContext, server: PgBackRestServerProcess, signal: AbortSignal) {
+  const { config } = ctx;
+  const pg = { path: config.pgdata, socketPath: config.socketDir, port: PORT.postgres };
+  return runTlsServer(
+    {
+      client: ctx.client,
+      log: ctx.log.child({ component: 'pgbackrest-server' }),
+      identity: config,
+      runDir: config.runDir,
+      view: ctx.view,
+      server,
+      serverConf: (tls) => ({
+        text: buildPgBackRestServerConf({
+          cluster: config.cluster,
+          address: config.podIP,
+          tls,
+          ...serverDirs(config.runDir),
+          pg,
+        }),
+        info: { pgPath: pg.path, socketPath: pg.socketPath, port: pg.port },
+      }),
+      onTls: (tls) => {
+        ctx.pgbackrest.tls = tls;
+      },
+    },
+    signal,
+  );
+}
+
+/** Where a server's commands keep their log and locks (the run volume: nothing of it must survive). */
+export function serverDirs(runDir: string): { logPath: string; lockPath: string } {
+  return { logPath: join(runDir, 'pgbackrest', 'log'), lockPath: join(runDir, 'pgbackrest', 'server-lock') };
+}

@@ -1,0 +1,56 @@
+/**
+ * The repo host's configuration, read once from its environment (contract/instance-environment.ts
+ * names; no passwords: it never connects to postgres itself), with container paths resolved to
+ * where they live on this machine.
+ */
+import { isIP } from 'node:net';
+import { ENV, PATH } from '../../contract/index.js';
+import { AgentConfigError } from '../config.js';
+import type { PgBackRestHostConfig } from '../io/pgbackrest.js';
+import { parseVolumeMounts, resolveMountPath } from '../mounts.js';
+
+export interface RepoHostConfig extends PgBackRestHostConfig {
+  readonly podName: string;
+  readonly podIP: string;
+}
+
+/**
+ * @example
+ * ```ts
+ * const config = loadRepoHostConfig(process.env);
+ * console.log(config.runDir); // e.g. /run/postgresql
+ * ```
+ */
+export function loadRepoHostConfig(env: NodeJS.ProcessEnv): RepoHostConfig {
+  const problems: string[] = [];
+  const required = (name: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') problems.push(`${name} is not set`);
+    return value ?? '';
+  };
+  const cluster = required(ENV.cluster);
+  const podName = required(ENV.podName);
+  const namespace = required(ENV.namespace);
+  const podIP = required(ENV.podIP);
+  if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
+  let mounts = {};
+  try {
+    mounts = parseVolumeMounts(env.KANRI_VOLUME_MOUNTS);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  if (problems.length > 0) throw new AgentConfigError(`invalid repo host environment: ${problems.join('; ')}`);
+  const runDir = resolveMountPath(PATH.run, mounts);
+  // No PGDATA and no archive spool here: the primary's PGDATA is reached through its server.
+  return {
+    cluster,
+    podName,
+    namespace,
+    podIP,
+    runDir,
+    dataDir: runDir,
+    pgdata: runDir,
+    socketDir: runDir,
+    pgbackrestBin: env.KANRI_PGBACKREST || 'pgbackrest',
+  };
+}
