@@ -122,6 +122,7 @@ describe('planBackups', () => {
     assert.equal(failing?.reason, 'ArchiveFailing');
     assert.match(failing?.message ?? '', /S3 down/);
     assert.equal(at({}, 'stanza-create failed (exit 1): x')?.reason, 'StanzaNotCreated');
+    assert.equal(at({}, 'waiting: repo1 is reached through the repo host db-repo-host')?.reason, 'RepoHostNotReady');
     assert.equal(
       planBackups({ cluster: cluster(), records: [], primaryBackups: undefined, now }).condition?.status,
       'Unknown',

@@ -227,6 +227,8 @@ function archivingCondition(report: BackupsReport | undefined): ConditionInput {
     return { type, status: 'False', reason: 'RepoUnsupported', message: report.stanza };
   if (report.stanza.startsWith('refused'))
     return { type, status: 'False', reason: 'RepoIsDataSource', message: report.stanza };
+  if (report.stanza.startsWith('waiting'))
+    return { type, status: 'False', reason: 'RepoHostNotReady', message: report.stanza };
   if (report.stanza !== 'created') return { type, status: 'False', reason: 'StanzaNotCreated', message: report.stanza };
   const a = report.archive;
   if (report.walDropped) {

@@ -35,3 +35,22 @@ describe('a clone from a bare pgBackRest repo', () => {
     assert.equal(resolveCloneSource(bare({}), undefined).source?.global?.['repo1-path'], '/pgbackrest/repo1');
   });
 });
+
+describe('a clone from another cluster', () => {
+  it('refuses a volume repo, naming the field: only the source’s own Pods can reach its repo host', () => {
+    const source = {
+      metadata: { name: 'hippo', namespace: 'db' },
+      spec: { backups: { pgbackrest: { repos: [{ name: 'repo2', volume: { volumeClaimSpec: {} } }] } } },
+    } as unknown as PostgresCluster;
+    const clone = {
+      metadata: { name: 'copy', namespace: 'db' },
+      spec: { dataSource: { postgresCluster: { clusterName: 'hippo', repoName: 'repo2' } } },
+    } as unknown as PostgresCluster;
+    const { source: resolved, problem } = resolveCloneSource(clone, source);
+    assert.equal(resolved, undefined);
+    assert.match(
+      problem ?? '',
+      /^spec\.dataSource\.postgresCluster\.repoName: repo2 of PostgresCluster hippo is a volume repo/,
+    );
+  });
+});

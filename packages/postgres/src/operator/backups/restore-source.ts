@@ -56,6 +56,11 @@ export function resolveCloneSource(
       return {
         problem: `spec.dataSource.postgresCluster.repoName: PostgresCluster ${clusterName} declares no ${repoName}`,
       };
+    // Its repo host admits only certificates of its own cluster's CA.
+    if (repo.volume)
+      return {
+        problem: `spec.dataSource.postgresCluster.repoName: ${repoName} of PostgresCluster ${clusterName} is a volume repo, which only that cluster's own Pods can reach; clone from one of its s3 repos`,
+      };
     return {
       source: {
         id: 'clone',
