@@ -4,6 +4,7 @@
  * commands as children that die with the agent, returning their output (redacted) and exit code.
  */
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -79,7 +80,18 @@ export class PgBackRest {
 
   /** The options every command starts with: this file, and the mounted credentials. */
   baseArgs(confFile = this.confFile, includeDir = PGBACKREST_CONF_DIR, stanza = PGBACKREST_STANZA): string[] {
-    return [`--config=${confFile}`, `--config-include-path=${resolveMountPath(includeDir)}`, `--stanza=${stanza}`];
+    // pgBackRest fails (PathMissingError, before it logs anything) on an include path it was given
+    // that does not exist: a cluster without `configuration` (a volume repo needs no keys) has no
+    // mount there, so it gets an empty directory instead.
+    const local = resolveMountPath(includeDir);
+    const include = existsSync(local) ? local : this.#emptyIncludeDir();
+    return [`--config=${confFile}`, `--config-include-path=${include}`, `--stanza=${stanza}`];
+  }
+
+  #emptyIncludeDir(): string {
+    const dir = join(this.#config.runDir, 'pgbackrest', 'conf.d-none');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
   }
 
   /**
