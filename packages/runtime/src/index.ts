@@ -102,12 +102,19 @@ export {
   crdDeletionGuardWebhook,
 } from './webhook/crd-deletion-guard-manifests.js';
 export type {
+  CertificateAuthority,
+  CertificateAuthorityRequest,
   CertificateProblem,
   RenewalCheck,
   ServingCertificate,
   ServingCertificateRequest,
 } from './webhook/serving-cert.js';
-export { createServingCertificate, serviceDnsNames, servingCertificateProblem } from './webhook/serving-cert.js';
+export {
+  createCertificateAuthority,
+  createServingCertificate,
+  serviceDnsNames,
+  servingCertificateProblem,
+} from './webhook/serving-cert.js';
 export type { CertificateSecretOptions } from './webhook/serving-cert-secret.js';
 export { ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
 export type { WebhookOptions } from './webhook/webhook-runner.js';

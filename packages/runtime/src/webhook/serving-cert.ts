@@ -44,6 +44,26 @@ export interface ServingCertificateRequest {
   readonly validityDays?: number;
   /** Issue from this CA instead of creating one, so a renewal keeps the `caBundle`. */
   readonly ca?: { readonly caCertPem: string; readonly caKeyPem: string };
+  /** The subject's common name. Default: the first DNS name, else the first IP. */
+  readonly commonName?: string;
+  /**
+   * Also allow the certificate as a TLS client's (extended key usage clientAuth beside
+   * serverAuth), for peers that authenticate each other with one certificate each (pgBackRest).
+   */
+  readonly clientAuth?: boolean;
+}
+
+/** A CA to issue from, PEM. */
+export interface CertificateAuthority {
+  readonly caCertPem: string;
+  readonly caKeyPem: string;
+}
+
+export interface CertificateAuthorityRequest {
+  /** Default `kanri-webhook-ca`. */
+  readonly commonName?: string;
+  /** Default 3650. */
+  readonly validityDays?: number;
 }
 
 /**
@@ -80,14 +100,17 @@ function validity(days: number): { notBefore: Date; notAfter: Date } {
   return { notBefore: new Date(now - 3_600_000), notAfter: new Date(now + days * 86_400_000) };
 }
 
-async function createCa(x509: X509): Promise<{ cert: InstanceType<X509['X509Certificate']>; key: CryptoKey }> {
+async function createCa(
+  x509: X509,
+  request: CertificateAuthorityRequest = {},
+): Promise<{ cert: InstanceType<X509['X509Certificate']>; key: CryptoKey }> {
   const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const name = new x509.Name([{ CN: ['kanri-webhook-ca'] }]);
+  const name = new x509.Name([{ CN: [request.commonName ?? 'kanri-webhook-ca'] }]);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
     subject: name,
     issuer: name,
-    ...validity(3650),
+    ...validity(request.validityDays ?? 3650),
     signingAlgorithm: algorithm,
     publicKey: keys.publicKey,
     signingKey: keys.privateKey,
@@ -98,6 +121,27 @@ async function createCa(x509: X509): Promise<{ cert: InstanceType<X509['X509Cert
     ],
   });
   return { cert, key: keys.privateKey };
+}
+
+/**
+ * Creates a CA alone, for a caller that keeps it and issues certificates from it later
+ * (`createServingCertificate({ ca })`), one per peer.
+ *
+ * @example
+ * ```ts
+ * const ca = await createCertificateAuthority({ commonName: 'hippo-pgbackrest-ca' });
+ * const pod = await createServingCertificate({ ipAddresses: ['10.0.0.7'], commonName: 'pgbackrest@hippo', clientAuth: true, ca });
+ * ```
+ */
+export async function createCertificateAuthority(
+  request: CertificateAuthorityRequest = {},
+): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
+  const ca = await createCa(x509, request);
+  return {
+    caCertPem: toPem(ca.cert.rawData, 'CERTIFICATE', x509),
+    caKeyPem: toPem(await subtle.exportKey('pkcs8', ca.key), 'PRIVATE KEY', x509),
+  };
 }
 
 /**
@@ -128,7 +172,7 @@ export async function createServingCertificate(request: ServingCertificateReques
   const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
-    subject: new x509.Name([{ CN: [dnsNames[0] ?? ipAddresses[0] ?? 'kanri-webhook'] }]),
+    subject: new x509.Name([{ CN: [request.commonName ?? dnsNames[0] ?? ipAddresses[0] ?? 'kanri-webhook'] }]),
     issuer: ca.cert.subject,
     ...validity(request.validityDays ?? 365),
     signingAlgorithm: algorithm,
@@ -137,7 +181,10 @@ export async function createServingCertificate(request: ServingCertificateReques
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.ExtendedKeyUsageExtension([
+        x509.ExtendedKeyUsage.serverAuth,
+        ...(request.clientAuth ? [x509.ExtendedKeyUsage.clientAuth] : []),
+      ]),
       await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
       new x509.SubjectAlternativeNameExtension([
         ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
