@@ -18,6 +18,14 @@ export function disruptionBudget(cluster: PostgresCluster): PodDisruptionBudget 
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: names.pdb(c), namespace: cluster.metadata?.namespace, labels: clusterLabels(c) },
-    spec: { minAvailable: Math.max(0, instances - 1), selector: { matchLabels: { [LABEL.cluster]: c } } },
+    spec: {
+      minAvailable: Math.max(0, instances - 1),
+      // Instances only: the repo host carries the cluster label too, and counting it would let
+      // one more instance go.
+      selector: {
+        matchLabels: { [LABEL.cluster]: c },
+        matchExpressions: [{ key: LABEL.instance, operator: 'Exists' }],
+      },
+    },
   };
 }

@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import { LABEL } from '../../contract/index.js';
+import { disruptionBudget } from './disruption-budget.js';
+import { instancePod } from './instance-pod.js';
+import { repoHostPod, repoVolumeClaims } from './repo-host.js';
+
+const claimSpec = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
+const credentials = { secret: { name: 'hippo-s3-creds' } };
+const cluster = (overrides: Record<string, unknown> = {}): PostgresCluster =>
+  ({
+    metadata: { name: 'hippo', namespace: 'db', uid: 'u1' },
+    spec: {
+      postgresVersion: 16,
+      instances: [{ name: 'instance1', replicas: 2, dataVolumeClaimSpec: claimSpec }],
+      backups: {
+        pgbackrest: {
+          configuration: [credentials],
+          repos: [
+            { name: 'repo1', volume: { volumeClaimSpec: claimSpec } },
+            { name: 'repo2', s3: { bucket: 'b', endpoint: 'e', region: 'r' } },
+            { name: 'repo3', volume: { volumeClaimSpec: { ...claimSpec, storageClassName: 'slow' } } },
+          ],
+        },
+      },
+      ...overrides,
+    },
+  }) as unknown as PostgresCluster;
+
+describe('repoVolumeClaims', () => {
+  it('one PVC per volume repo, named <cluster>-<repo>, with the repo’s claim spec and the repo host labels', () => {
+    const claims = repoVolumeClaims(cluster());
+    assert.deepEqual(
+      claims.map((c) => [c.metadata?.name, c.metadata?.namespace, c.spec?.storageClassName]),
+      [
+        ['hippo-repo1', 'db', undefined],
+        ['hippo-repo3', 'db', 'slow'],
+      ],
+    );
+    assert.deepEqual(claims[0]?.spec?.resources, claimSpec.resources);
+    for (const claim of claims) {
+      assert.equal(claim.metadata?.labels?.[LABEL.cluster], 'hippo');
+      assert.equal(claim.metadata?.labels?.['postgres.kanri.dev/repo-host'], 'true');
+      assert.equal(claim.metadata?.labels?.[LABEL.instance], undefined, 'not counted as an instance');
+    }
+  });
+
+  it('none without a volume repo', () => {
+    assert.deepEqual(
+      repoVolumeClaims(cluster({ backups: { pgbackrest: { repos: [{ name: 'repo1', s3: {} }] } } })),
+      [],
+    );
+    assert.deepEqual(repoVolumeClaims(cluster({ backups: undefined })), []);
+  });
+});
+
+describe('repoHostPod', () => {
+  const pod = repoHostPod(cluster());
+  const container = pod.spec?.containers[0];
+
+  it('is named <cluster>-repo-host, labelled as the repo host and as no instance', () => {
+    assert.equal(pod.metadata?.name, 'hippo-repo-host');
+    assert.equal(pod.spec?.hostname, 'hippo-repo-host');
+    assert.equal(pod.metadata?.namespace, 'db');
+    assert.equal(pod.metadata?.labels?.[LABEL.cluster], 'hippo');
+    assert.equal(pod.metadata?.labels?.['postgres.kanri.dev/repo-host'], 'true');
+    assert.equal(pod.metadata?.labels?.[LABEL.instance], undefined);
+    assert.equal(pod.metadata?.labels?.[LABEL.instanceSet], undefined);
+  });
+
+  it('runs the instance image as repo host, under the instance ServiceAccount and security context', () => {
+    const instance = instancePod({
+      cluster: cluster(),
+      name: 'hippo-instance1-0',
+      set: 'instance1',
+      setIndex: 0,
+      bootstrap: 'initdb',
+    });
+    assert.equal(container?.image, 'ghcr.io/kanri-dev/postgres:16');
+    assert.equal(repoHostPod(cluster({ image: 'example/pg:1' })).spec?.containers[0]?.image, 'example/pg:1');
+    assert.deepEqual(container?.args, ['repo-host']);
+    assert.equal(pod.spec?.serviceAccountName, 'hippo-instance');
+    assert.deepEqual(pod.spec?.securityContext, instance.spec?.securityContext);
+    assert.deepEqual(container?.securityContext, instance.spec?.containers[0]?.securityContext);
+    assert.deepEqual(
+      container?.ports?.map((p) => p.containerPort),
+      [8000, 8432],
+    );
+    assert.deepEqual(container?.readinessProbe?.httpGet, { path: '/readyz', port: 8000 });
+    assert.deepEqual(container?.livenessProbe?.httpGet, { path: '/healthz', port: 8000 });
+  });
+
+  it('gets its identity from the downward API and no password', () => {
+    const env = container?.env ?? [];
+    assert.deepEqual(
+      env.map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]),
+      [
+        ['PGC_CLUSTER', 'hippo'],
+        ['POD_NAME', 'metadata.name'],
+        ['POD_NAMESPACE', 'metadata.namespace'],
+        ['POD_IP', 'status.podIP'],
+      ],
+    );
+    assert.ok(env.every((e) => e.valueFrom?.secretKeyRef === undefined));
+  });
+
+  it('mounts each volume repo at /pgbackrest/<repo>, run, tmp and the configuration', () => {
+    const mounts = Object.fromEntries((container?.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
+    const volumes = new Map((pod.spec?.volumes ?? []).map((v) => [v.name, v]));
+    assert.deepEqual(Object.keys(mounts).sort(), [
+      '/etc/pgbackrest/conf.d',
+      '/pgbackrest/repo1',
+      '/pgbackrest/repo3',
+      '/run/postgresql',
+      '/tmp',
+    ]);
+    assert.equal(volumes.get(mounts['/pgbackrest/repo1'] ?? '')?.persistentVolumeClaim?.claimName, 'hippo-repo1');
+    assert.equal(volumes.get(mounts['/pgbackrest/repo3'] ?? '')?.persistentVolumeClaim?.claimName, 'hippo-repo3');
+    assert.deepEqual(volumes.get(mounts['/run/postgresql'] ?? '')?.emptyDir, {});
+    assert.deepEqual(volumes.get(mounts['/tmp'] ?? '')?.emptyDir, {});
+    assert.deepEqual(volumes.get(mounts['/etc/pgbackrest/conf.d'] ?? '')?.projected?.sources, [credentials]);
+    assert.ok(!JSON.stringify(pod).includes('pgbackrest-ca'), 'the CA is never mounted');
+  });
+
+  it('mounts no configuration when the spec has none', () => {
+    const bare = cluster({
+      backups: { pgbackrest: { repos: [{ name: 'repo1', volume: { volumeClaimSpec: claimSpec } }] } },
+    });
+    const mounts = repoHostPod(bare).spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath);
+    assert.deepEqual(mounts, ['/pgbackrest/repo1', '/run/postgresql', '/tmp']);
+  });
+});
+
+describe('disruptionBudget', () => {
+  it('counts the instances only, not the repo host', () => {
+    const budget = disruptionBudget(cluster());
+    assert.equal(budget.spec?.minAvailable, 1);
+    const selector = budget.spec?.selector;
+    const selects = (labels: Record<string, string | undefined>) =>
+      Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+      (selector?.matchExpressions ?? []).every((e) => e.operator === 'Exists' && labels[e.key] !== undefined);
+    assert.ok(
+      selects(
+        instancePod({
+          cluster: cluster(),
+          name: 'hippo-instance1-0',
+          set: 'instance1',
+          setIndex: 0,
+          bootstrap: 'initdb',
+        }).metadata?.labels ?? {},
+      ),
+    );
+    assert.ok(!selects(repoHostPod(cluster()).metadata?.labels ?? {}));
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * The repo host (contract/repo-host.ts): one Pod per cluster that mounts each volume repo's PVC
+ * and serves it over pgBackRest's TLS server, and those PVCs. Pure.
+ *
+ * The Pod carries the cluster's labels but no instance label: the controller counts Pods and
+ * PVCs labelled with an instance as instances, and the repo host is none.
+ */
+import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import {
+  ENV,
+  names,
+  PATH,
+  PGBACKREST_CONF_DIR,
+  PGBACKREST_SERVER_PORT,
+  PORT,
+  REPO_HOST_ARG,
+  REPO_HOST_LABEL,
+  repoVolumePath,
+} from '../../contract/index.js';
+import { defaultImage, POSTGRES_UID } from './instance-pod.js';
+import { clusterLabels } from './labels.js';
+
+/** Labels of the repo host Pod and of its repo volumes. */
+export function repoHostLabels(cluster: string): Record<string, string> {
+  return { ...clusterLabels(cluster), [REPO_HOST_LABEL]: 'true' };
+}
+
+/** The volume repos of the spec, in declaration order. */
+export function volumeRepos(cluster: PostgresCluster) {
+  return (cluster.spec.backups?.pgbackrest?.repos ?? []).flatMap((repo) =>
+    repo.volume ? [{ name: repo.name, volumeClaimSpec: repo.volume.volumeClaimSpec }] : [],
+  );
+}
+
+/** Pod volume name of a volume repo: `repo1` → `pgbackrest-repo1`. */
+const repoVolumeName = (repo: string) => `pgbackrest-${repo}`;
+
+/**
+ * The PVC of each volume repo (`<cluster>-<repo>`), owned by the cluster: it holds the backups,
+ * so it outlives the repo host Pod and goes only with the cluster.
+ *
+ * @example
+ * ```ts
+ * repoVolumeClaims(cluster).map((c) => c.metadata?.name); // ['hippo-repo1']
+ * ```
+ */
+export function repoVolumeClaims(cluster: PostgresCluster): PersistentVolumeClaim[] {
+  const clusterName = cluster.metadata?.name ?? '';
+  return volumeRepos(cluster).map(
+    (repo) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name: names.repoVolume(clusterName, repo.name),
+          namespace: cluster.metadata?.namespace,
+          labels: repoHostLabels(clusterName),
+        },
+        spec: { ...repo.volumeClaimSpec },
+      }) as PersistentVolumeClaim,
+  );
+}
+
+/**
+ * The repo host Pod: the instance image started as repo host, no database and no passwords; the
+ * repo credentials of the cloud repos come from `configuration`, since the repo host takes the
+ * backups into every repo.
+ *
+ * @example
+ * ```ts
+ * repoHostPod(cluster).metadata?.name; // 'hippo-repo-host'
+ * ```
+ */
+export function repoHostPod(cluster: PostgresCluster): Pod {
+  const clusterName = cluster.metadata?.name ?? '';
+  const spec = cluster.spec;
+  const name = names.repoHost(clusterName);
+  const repos = volumeRepos(cluster);
+  const configuration = spec.backups?.pgbackrest?.configuration ?? [];
+  const configVolumes =
+    configuration.length > 0 ? [{ name: 'pgbackrest-config', projected: { sources: configuration } }] : [];
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: cluster.metadata?.namespace, labels: repoHostLabels(clusterName) },
+    spec: {
+      serviceAccountName: names.instanceServiceAccount(clusterName),
+      hostname: name,
+      terminationGracePeriodSeconds: 30,
+      enableServiceLinks: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: POSTGRES_UID,
+        runAsGroup: POSTGRES_UID,
+        fsGroup: POSTGRES_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'pgbackrest',
+          image: spec.image ?? defaultImage(spec.postgresVersion),
+          args: [REPO_HOST_ARG],
+          env: [
+            { name: ENV.cluster, value: clusterName },
+            { name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+            { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          ],
+          ports: [
+            { name: 'agent', containerPort: PORT.agent },
+            { name: 'pgbackrest', containerPort: PGBACKREST_SERVER_PORT },
+          ],
+          readinessProbe: { httpGet: { path: '/readyz', port: PORT.agent }, periodSeconds: 1, failureThreshold: 3 },
+          livenessProbe: { httpGet: { path: '/healthz', port: PORT.agent }, periodSeconds: 10, failureThreshold: 6 },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [
+            ...repos.map((repo) => ({ name: repoVolumeName(repo.name), mountPath: repoVolumePath(repo.name) })),
+            { name: 'run', mountPath: PATH.run },
+            { name: 'tmp', mountPath: '/tmp' },
+            ...configVolumes.map((v) => ({ name: v.name, mountPath: PGBACKREST_CONF_DIR, readOnly: true })),
+          ],
+        },
+      ],
+      volumes: [
+        ...repos.map((repo) => ({
+          name: repoVolumeName(repo.name),
+          persistentVolumeClaim: { claimName: names.repoVolume(clusterName, repo.name) },
+        })),
+        { name: 'run', emptyDir: {} },
+        { name: 'tmp', emptyDir: {} },
+        ...configVolumes,
+      ],
+    },
+  } as Pod;
+}
