@@ -50,11 +50,13 @@ describe('PodDisruptionBudget', { timeout: 10 * 60_000 }, () => {
   it('is named <name>-pdb, owned by the cluster, selects exactly its instance Pods and allows one of them down', async () => {
     const pdb = await budget();
     assert.ok(pdb.metadata?.ownerReferences?.some((o) => o.kind === KIND && o.name === CLUSTER && o.controller));
-    const selector = Object.entries(pdb.spec?.selector?.matchLabels ?? {})
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
-    assert.ok(selector, 'the budget selects by label');
-    assert.equal(pdb.spec?.selector?.matchExpressions, undefined);
+    // Instance Pods only (the repo host of a cluster with a volume repo carries the cluster label too).
+    assert.deepEqual(pdb.spec?.selector?.matchExpressions, [{ key: LABEL.instance, operator: 'Exists' }]);
+    const selector = [
+      ...Object.entries(pdb.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+      LABEL.instance,
+    ].join(',');
+    assert.ok(pdb.spec?.selector?.matchLabels, 'the budget selects by label');
     const selected = (
       await env.client.resource<Pod>('v1', 'Pod').list({ namespace: 'default', labelSelector: selector })
     ).items;
