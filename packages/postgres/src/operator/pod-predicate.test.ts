@@ -67,11 +67,12 @@ describe('instancePodChanged', () => {
     assert.equal(changed(ok, failing), true);
   });
 
-  it('passes labels, owner, phase, deletion and readiness changes, and a report appearing or going', () => {
+  it('passes labels, owner, phase, Pod IP, deletion and readiness changes, and a report appearing or going', () => {
     const edits: Record<string, (p: Pod) => Pod> = {
       label: (p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [LABEL.role]: 'primary' } } }),
       owner: (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }),
       phase: (p) => ({ ...p, status: { ...p.status, phase: 'Failed' } }),
+      'pod IP': (p) => ({ ...p, status: { ...p.status, podIP: '10.0.0.7' } }),
       deletion: (p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-11-29T12:00:00Z' } }),
       readiness: (p) => ({ ...p, status: { ...p.status, conditions: [{ type: 'Ready', status: 'False' }] } }),
       'report gone': (p) => ({ ...p, metadata: { ...p.metadata, annotations: {} } }),
@@ -89,6 +90,20 @@ describe('instancePodChanged', () => {
 });
 
 describe('instancePodPredicate', () => {
+  it('wakes the controller when the repo host (a Pod without a report) gets its IP, and not for its other updates', () => {
+    const predicate = instancePodPredicate({ now: () => nowMs });
+    const repoHost = (podIP?: string, annotations: Record<string, string> = {}) =>
+      ({
+        metadata: { name: 'db-repo-host', labels: { [LABEL.cluster]: 'db' }, annotations },
+        status: { phase: 'Pending', ...(podIP ? { podIP } : {}) },
+      }) as KubeObject;
+    assert.equal(predicate({ type: 'updated', old: repoHost(), object: repoHost('10.0.0.9') }), true);
+    assert.equal(
+      predicate({ type: 'updated', old: repoHost('10.0.0.9'), object: repoHost('10.0.0.9', { note: 'x' }) }),
+      false,
+    );
+  });
+
   it('lets adds and deletes through and filters updates by the same rule', () => {
     const predicate = instancePodPredicate({ now: () => nowMs });
     const o = (p: Pod) => p as KubeObject;

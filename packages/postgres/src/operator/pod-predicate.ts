@@ -5,7 +5,7 @@
  * Pure.
  *
  * An update passes when anything the reconcile reads changed: labels (role, instance, set),
- * owner, phase, deletion, the Ready condition, presence of the report, one of
+ * owner, phase, the Pod IP, deletion, the Ready condition, presence of the report, one of
  * `REPORT_FIELDS_READ`, or the report's freshness (a report that had gone stale and is refreshed
  * makes the instance count again). Adds and deletes always pass. A report that goes stale without
  * any update is caught by the controller's periodic requeue, not by an event.
@@ -38,6 +38,8 @@ export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfter
   if (!sameRecord(old.metadata?.labels, pod.metadata?.labels)) return true;
   if (owners(old) !== owners(pod)) return true;
   if (old.status?.phase !== pod.status?.phase) return true;
+  // A Pod's first IP lets the operator issue its pgBackRest certificate (backups/tls-plan.ts).
+  if (old.status?.podIP !== pod.status?.podIP) return true;
   if (Boolean(old.metadata?.deletionTimestamp) !== Boolean(pod.metadata?.deletionTimestamp)) return true;
   if (podReady(old) !== podReady(pod)) return true;
   const before = readReport(old);

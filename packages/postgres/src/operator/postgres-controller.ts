@@ -1,7 +1,8 @@
 /**
  * The PostgresCluster controller: turns the spec into Secrets, configuration, RBAC for the
- * instances, Services, a PodDisruptionBudget, and one Pod and PVC per instance, then aggregates
- * the agents' reports into status. Every step is idempotent; a restart mid-way converges.
+ * instances, Services, a PodDisruptionBudget, and one Pod and PVC per instance (and, with a
+ * volume repo, the repo host: repo-host-actions.ts), then aggregates the agents' reports into
+ * status. Every step is idempotent; a restart mid-way converges.
  *
  * Pods and PVCs are mostly immutable, so they are created once and afterwards only their labels
  * are re-applied (`ctx.applyMetadata`, under a separate field manager, so the operator never
@@ -23,8 +24,10 @@ import { postgresConfig } from './builders/postgres-config.js';
 import { type Credentials, secretNames, secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { clusterStatus, readReport } from './cluster-status.js';
+import { createIfMissing } from './create-if-missing.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 import { instancePodPredicate } from './pod-predicate.js';
+import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
@@ -77,20 +80,6 @@ function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance
   }));
 }
 
-/**
- * Creates `desired` once; afterwards only its labels are kept up to date (a no-op while the
- * cached object carries them). A create that finds the name taken is fine: the cache may lag our
- * own earlier create, and the next event brings the object.
- */
-async function createIfMissing(
-  ctx: ReconcileContext<PostgresCluster>,
-  existing: KubeObject | undefined,
-  desired: KubeObject,
-) {
-  if (existing) await ctx.applyMetadata(desired, { labels: desired.metadata?.labels });
-  else await ctx.create(desired);
-}
-
 export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   // Agents rewrite their Pod's report every ~10 s; only changes to what the reconcile reads wake it.
   .owns('v1', 'Pod', instancePodPredicate())
@@ -118,17 +107,21 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const claims = ctx
       .list<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', { namespace, ownedBy: cluster })
       .filter((c) => c.metadata?.labels?.[LABEL.cluster] === clusterName);
+    // The repo host is the cluster's too, but no instance: a restore restores from it, never stops it.
+    const instancePods = pods.filter((p) => p.metadata?.labels?.[LABEL.instance]);
     const observed = observe(pods, claims);
     const initialised =
-      cluster.status?.systemIdentifier !== undefined || pods.some((p) => readReport(p)?.systemIdentifier);
+      cluster.status?.systemIdentifier !== undefined || instancePods.some((p) => readReport(p)?.systemIdentifier);
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
-    const restore = await reconcileRestore(cluster, ctx, pods, plan.keep);
+    const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
 
     const clone = cluster.spec.dataSource ? resolveCloneSource(cluster, await sourceClusterOf(cluster, ctx)) : {};
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
+    // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
+    await reconcileRepoHost(cluster, ctx, pods, claims);
     if (!initialised && clone.problem) {
       ctx.log.warn({ problem: clone.problem }, 'cannot clone yet');
       await ctx.event('Warning', 'DataSourceNotReady', clone.problem);
@@ -185,7 +178,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         await createIfMissing(ctx, existing, pod);
       }
     } else {
-      for (const pod of pods) {
+      for (const pod of instancePods) {
         if (!pod.metadata?.deletionTimestamp) await ctx.delete({ ...pod, apiVersion: 'v1', kind: 'Pod' });
       }
     }

@@ -1,0 +1,131 @@
+/**
+ * Keeps a cluster's pgBackRest certificates (contract/repo-host.ts): the CA in Secret
+ * names.pgbackrestCa (created once, read by the operator only) and one certificate per Pod in
+ * Secret names.pgbackrestTls, issued once the Pod has an IP (tls-plan.ts decides which). Both
+ * Secrets are owned by the cluster. Key material never reaches a log or an event.
+ */
+import { ignoreNotFound } from '@kanri/client';
+import { createCertificateAuthority, createServingCertificate, type ReconcileContext } from '@kanri/runtime';
+import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import { LABEL, names, PGBACKREST_CA_KEY, pgbackrestClientName, REPO_HOST_LABEL } from '../../contract/index.js';
+import { clusterLabels } from '../builders/labels.js';
+import {
+  certificateAuthorityProblem,
+  decodeSecretData,
+  nextTlsData,
+  planTls,
+  type TlsPlan,
+  type TlsPod,
+  tlsPlanIsEmpty,
+} from './tls-plan.js';
+
+/** Validity of a Pod's certificate; renewed 30 days before it ends (tls-plan.ts). */
+const CERTIFICATE_DAYS = 365;
+
+type Context = ReconcileContext<PostgresCluster>;
+
+function secret(cluster: PostgresCluster, name: string, data: Readonly<Record<string, string>>): Secret {
+  const clusterName = cluster.metadata?.name ?? '';
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: cluster.metadata?.namespace, labels: clusterLabels(clusterName) },
+    type: 'Opaque',
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}
+
+/** The Secret as the API server has it now: the cache may lag this controller's own last write. */
+async function liveSecret(ctx: Context, name: string, namespace: string | undefined) {
+  return ignoreNotFound(ctx.client.resource<Secret>('v1', 'Secret').get(name, { namespace, signal: ctx.signal }));
+}
+
+/** The Pods that take part in pgBackRest's TLS: the instances and the repo host. */
+export function tlsPods(pods: readonly Pod[]): TlsPod[] {
+  return pods
+    .filter((p) => p.metadata?.labels?.[LABEL.instance] || p.metadata?.labels?.[REPO_HOST_LABEL] === 'true')
+    .map((p) => ({
+      name: p.metadata?.name ?? '',
+      deleting: Boolean(p.metadata?.deletionTimestamp),
+      ...(p.status?.podIP ? { podIP: p.status.podIP } : {}),
+    }));
+}
+
+/**
+ * The cluster's CA, creating it when there is none (or replacing one that can no longer issue).
+ * Undefined when a CA created by an earlier write is not readable yet: the next reconcile has it.
+ */
+async function ensureCa(cluster: PostgresCluster, ctx: Context) {
+  const namespace = cluster.metadata?.namespace;
+  const name = names.pgbackrestCa(cluster.metadata?.name ?? '');
+  const cached = ctx.get<Secret>('v1', 'Secret', name, namespace);
+  let data = decodeSecretData(cached?.data);
+  let problem = certificateAuthorityProblem(data);
+  if (!problem) return { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' };
+  const live = await liveSecret(ctx, name, namespace);
+  data = decodeSecretData(live?.data);
+  problem = certificateAuthorityProblem(data);
+  if (!problem) return { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' };
+  ctx.log.info({ secret: name, reason: problem }, 'creating the pgBackRest CA');
+  const ca = await createCertificateAuthority({ commonName: `${cluster.metadata?.name}-pgbackrest-ca` });
+  const desired = secret(cluster, name, {
+    [PGBACKREST_CA_KEY.cert]: ca.caCertPem,
+    [PGBACKREST_CA_KEY.key]: ca.caKeyPem,
+  });
+  if (live) {
+    await ctx.apply(desired);
+    await ctx.event('Warning', 'PgBackRestCAReplaced', `replaced the pgBackRest CA: ${problem}`);
+  } else if (!(await ctx.create(desired))) {
+    return undefined; // created meanwhile by an earlier reconcile whose write the cache had not shown
+  }
+  return ca;
+}
+
+async function issueAll(cluster: PostgresCluster, plan: TlsPlan, ca: { caCertPem: string; caKeyPem: string }) {
+  const commonName = pgbackrestClientName(cluster.metadata?.name ?? '');
+  return Promise.all(
+    plan.issue.map(async ({ pod, podIP }) => {
+      const { certPem, keyPem } = await createServingCertificate({
+        ipAddresses: [podIP],
+        commonName,
+        clientAuth: true,
+        ca,
+        validityDays: CERTIFICATE_DAYS,
+      });
+      return { pod, certPem, keyPem };
+    }),
+  );
+}
+
+/**
+ * Brings the TLS Secret up to date with the Pods: a certificate for each Pod with an IP, none
+ * for Pods that are gone.
+ *
+ * @example
+ * ```ts
+ * if (hasVolumeRepo(cluster.spec.backups?.pgbackrest)) await reconcilePgbackrestTls(cluster, ctx, pods);
+ * ```
+ */
+export async function reconcilePgbackrestTls(cluster: PostgresCluster, ctx: Context, pods: readonly Pod[]) {
+  const clusterName = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace;
+  const ca = await ensureCa(cluster, ctx);
+  if (!ca) return;
+  const name = names.pgbackrestTls(clusterName);
+  const participants = tlsPods(pods);
+  const plan = (data: Record<string, string>) =>
+    planTls({ cluster: clusterName, caCertPem: ca.caCertPem, data, pods: participants });
+  if (tlsPlanIsEmpty(plan(decodeSecretData(ctx.get<Secret>('v1', 'Secret', name, namespace)?.data)))) return;
+  // Change only what the API server holds: acting on a cache that lags this controller's last
+  // write would reissue a certificate an agent may already have read.
+  const data = decodeSecretData((await liveSecret(ctx, name, namespace))?.data);
+  const todo = plan(data);
+  if (tlsPlanIsEmpty(todo)) return;
+  for (const { pod, podIP, reason } of todo.issue) {
+    ctx.log.info({ pod, podIP, reason }, 'issuing a pgBackRest certificate');
+  }
+  if (todo.prune.length > 0) ctx.log.info({ keys: todo.prune }, 'dropping the pgBackRest certificates of Pods gone');
+  const issued = await issueAll(cluster, todo, ca);
+  await ctx.apply(secret(cluster, name, nextTlsData(data, todo, ca.caCertPem, issued)));
+}
