@@ -23,3 +23,27 @@ it('holds every permission it grants the instances (RBAC refuses to grant more t
   );
   assert.deepEqual(missing, []);
 });
+
+it('holds what running a repo host takes: its Pod and PVCs, the CA and TLS Secrets', () => {
+  const clusterRole = postgresOperator.rbac().find((o) => o.kind === 'ClusterRole') as { rules?: PolicyRule[] };
+  const held = (resource: string, verb: string) =>
+    (clusterRole.rules ?? []).some(
+      (r) =>
+        (r.apiGroups ?? []).includes('') &&
+        (r.resources ?? []).includes(resource) &&
+        r.verbs.includes(verb) &&
+        !r.resourceNames?.length,
+    );
+  const needed = [
+    ['pods', 'create'],
+    ['pods', 'delete'],
+    ['persistentvolumeclaims', 'create'],
+    ['secrets', 'get'],
+    ['secrets', 'create'],
+    ['secrets', 'patch'],
+  ];
+  assert.deepEqual(
+    needed.filter(([resource, verb]) => !held(resource ?? '', verb ?? '')),
+    [],
+  );
+});
