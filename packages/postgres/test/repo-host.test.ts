@@ -2,7 +2,8 @@
  * The operator's side of volume repos, end to end against a real control plane: a cluster with a
  * volume repo gets the repo PVC, a repo host Pod (no instance), a CA and a TLS Secret whose
  * certificates carry each Pod's IP and the cluster's client name (pruned when a Pod goes); the
- * repo host goes when the spec drops the volume repo, its PVC stays. Whether the repo host
+ * repo host is replaced when a volume repo is added, stops on shutdown, and goes when the spec
+ * drops its volume repos, its PVCs staying. Whether the repo host
  * agent serves is the agent's business (not asserted here).
  */
 import assert from 'node:assert/strict';
@@ -150,6 +151,42 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
     );
   });
 
+  it('replaces the repo host when a volume repo is added, so that it mounts the new PVC too', async () => {
+    const before = await get<Pod>('Pod', REPO_HOST);
+    await clusters(env.client).patch(
+      CLUSTER,
+      {
+        spec: {
+          backups: {
+            pgbackrest: {
+              repos: [
+                { name: 'repo1', volume: { volumeClaimSpec: volume } },
+                { name: 'repo2', volume: { volumeClaimSpec: volume } },
+              ],
+            },
+          },
+        },
+      },
+      { namespace: 'default', type: 'merge' },
+    );
+    const replaced = await waitFor(
+      'a repo host that mounts repo2',
+      async () => {
+        const pod = await get<Pod>('Pod', REPO_HOST);
+        if (!pod || pod.metadata?.uid === before?.metadata?.uid) throw new Error('not replaced yet');
+        return pod;
+      },
+      120_000,
+      250,
+    );
+    assert.deepEqual(
+      replaced.spec?.volumes?.flatMap((v) => v.persistentVolumeClaim?.claimName ?? []),
+      [names.repoVolume(CLUSTER, 'repo1'), names.repoVolume(CLUSTER, 'repo2')],
+    );
+    assert.ok(await get('PersistentVolumeClaim', names.repoVolume(CLUSTER, 'repo2')));
+    await certificateOf(REPO_HOST);
+  });
+
   it('stops the repo host with the instances on shutdown, and starts it again after', async () => {
     const shutdown = (value: boolean) =>
       clusters(env.client).patch(CLUSTER, { spec: { shutdown: value } }, { namespace: 'default', type: 'merge' });
@@ -189,7 +226,9 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
       120_000,
       250,
     );
-    assert.ok(await get('PersistentVolumeClaim', names.repoVolume(CLUSTER, 'repo1')), 'the repo PVC stays');
+    for (const repo of ['repo1', 'repo2']) {
+      assert.ok(await get('PersistentVolumeClaim', names.repoVolume(CLUSTER, repo)), `the ${repo} PVC stays`);
+    }
     assert.ok(await get('Pod', INSTANCE), 'the instance stays');
   });
 

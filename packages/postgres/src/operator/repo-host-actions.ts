@@ -7,12 +7,13 @@ import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { hasVolumeRepo, names } from '../contract/index.js';
 import { reconcilePgbackrestTls } from './backups/tls-certificates.js';
-import { repoHostPod, repoVolumeClaims } from './builders/repo-host.js';
+import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoVolumeClaims } from './builders/repo-host.js';
 import { createIfMissing } from './create-if-missing.js';
 
 /**
  * While the spec declares a volume repo (and the cluster is not shut down): creates the repo
- * PVCs and the repo host Pod when missing, and keeps the certificates. Without one, deletes the
+ * PVCs and the repo host Pod when missing, replaces the Pod when the spec it was built from
+ * changed, and keeps the certificates. Without one, deletes the
  * repo host Pod; the PVCs stay, since they hold the backups (owned by the cluster, they go with
  * it). `pods` and `claims` are the cluster's own, instances included.
  *
@@ -35,10 +36,19 @@ export async function reconcileRepoHost(
       const have = claims.find((c) => c.metadata?.name === claim.metadata?.name);
       await createIfMissing(ctx, have, claim as KubeObject);
     }
-    // A Pod being deleted is recreated once it is gone (its deletion wakes the controller).
-    if (!existing?.metadata?.deletionTimestamp) {
+    const desired = repoHostPod(cluster);
+    const digest = (pod: Pod | undefined) => pod?.metadata?.annotations?.[REPO_HOST_SPEC_ANNOTATION];
+    if (existing?.metadata?.deletionTimestamp) {
+      // Recreated once it is gone (its deletion wakes the controller).
+    } else if (existing && digest(existing) !== digest(desired)) {
+      // Its mounts or image are out of date, and a Pod's cannot change: replaced. Nothing is
+      // lost (the repos are on their PVCs); a backup running on it fails and can be taken again.
+      ctx.log.info({ pod: name }, 'the repo host is out of date with the spec: replacing it');
+      await ctx.event('Normal', 'RepoHostReplaced', `replacing ${name}: its volumes, configuration or image changed`);
+      await ctx.delete({ apiVersion: 'v1', kind: 'Pod', name, namespace: cluster.metadata?.namespace });
+    } else {
       if (!existing) ctx.log.info({ pod: name }, 'creating the repo host');
-      await createIfMissing(ctx, existing, repoHostPod(cluster) as KubeObject);
+      await createIfMissing(ctx, existing, desired as KubeObject);
     }
   } else if (existing && !existing.metadata?.deletionTimestamp) {
     ctx.log.info({ pod: name, shutdown: Boolean(cluster.spec.shutdown) }, 'removing the repo host');

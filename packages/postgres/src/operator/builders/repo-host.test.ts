@@ -4,7 +4,7 @@ import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { LABEL } from '../../contract/index.js';
 import { disruptionBudget } from './disruption-budget.js';
 import { instancePod } from './instance-pod.js';
-import { repoHostPod, repoVolumeClaims } from './repo-host.js';
+import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoVolumeClaims } from './repo-host.js';
 
 const claimSpec = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
 const credentials = { secret: { name: 'hippo-s3-creds' } };
@@ -129,6 +129,37 @@ describe('repoHostPod', () => {
     });
     const mounts = repoHostPod(bare).spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath);
     assert.deepEqual(mounts, ['/pgbackrest/repo1', '/run/postgresql', '/tmp']);
+  });
+});
+
+describe('the repo host’s spec digest', () => {
+  const digest = (c: PostgresCluster) => repoHostPod(c).metadata?.annotations?.[REPO_HOST_SPEC_ANNOTATION];
+  const pgbackrest = (extra: Record<string, unknown>) => ({
+    backups: { pgbackrest: { ...cluster().spec.backups?.pgbackrest, ...extra } },
+  });
+
+  it('stays while what the Pod is built from stays', () => {
+    assert.match(digest(cluster()) ?? '', /^[0-9a-f]{16}$/);
+    assert.equal(digest(cluster()), digest(cluster()));
+    const scaled = cluster({ instances: [{ name: 'instance1', replicas: 5, dataVolumeClaimSpec: claimSpec }] });
+    assert.equal(digest(scaled), digest(cluster()), 'instances are not the repo host’s business');
+    const scheduled = cluster().spec.backups?.pgbackrest?.repos.map((r) => ({ ...r, schedules: { full: '@daily' } }));
+    assert.equal(digest(cluster(pgbackrest({ repos: scheduled }))), digest(cluster()));
+  });
+
+  it('changes with the volume repos, the configuration and the image', () => {
+    const repos = cluster().spec.backups?.pgbackrest?.repos ?? [];
+    const changes = {
+      'a volume repo added': pgbackrest({
+        repos: [...repos, { name: 'repo4', volume: { volumeClaimSpec: claimSpec } }],
+      }),
+      'a volume repo removed': pgbackrest({ repos: repos.filter((r) => r.name !== 'repo3') }),
+      configuration: pgbackrest({ configuration: [credentials, { secret: { name: 'more' } }] }),
+      image: { image: 'example/pg:2' },
+    };
+    for (const [what, overrides] of Object.entries(changes)) {
+      assert.notEqual(digest(cluster(overrides)), digest(cluster()), what);
+    }
   });
 });
 

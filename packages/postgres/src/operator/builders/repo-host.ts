@@ -5,10 +5,12 @@
  * The Pod carries the cluster's labels but no instance label: the controller counts Pods and
  * PVCs labelled with an instance as instances, and the repo host is none.
  */
+import { createHash } from 'node:crypto';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
   ENV,
+  GROUP,
   names,
   PATH,
   PGBACKREST_CONF_DIR,
@@ -20,6 +22,13 @@ import {
 } from '../../contract/index.js';
 import { defaultImage, POSTGRES_UID } from './instance-pod.js';
 import { clusterLabels } from './labels.js';
+
+/**
+ * Annotation on the repo host Pod: a digest of the spec it was built from. A Pod's volumes and
+ * image are immutable, so a Pod whose digest differs from the spec's (a volume repo added or
+ * removed, new `configuration`, a new image) is replaced.
+ */
+export const REPO_HOST_SPEC_ANNOTATION = `${GROUP}/repo-host-spec`;
 
 /** Labels of the repo host Pod and of its repo volumes. */
 export function repoHostLabels(cluster: string): Record<string, string> {
@@ -80,61 +89,68 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
   const configuration = spec.backups?.pgbackrest?.configuration ?? [];
   const configVolumes =
     configuration.length > 0 ? [{ name: 'pgbackrest-config', projected: { sources: configuration } }] : [];
+  const podSpec = {
+    serviceAccountName: names.instanceServiceAccount(clusterName),
+    hostname: name,
+    terminationGracePeriodSeconds: 30,
+    enableServiceLinks: false,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: POSTGRES_UID,
+      runAsGroup: POSTGRES_UID,
+      fsGroup: POSTGRES_UID,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    containers: [
+      {
+        name: 'pgbackrest',
+        image: spec.image ?? defaultImage(spec.postgresVersion),
+        args: [REPO_HOST_ARG],
+        env: [
+          { name: ENV.cluster, value: clusterName },
+          { name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+          { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        ],
+        ports: [
+          { name: 'agent', containerPort: PORT.agent },
+          { name: 'pgbackrest', containerPort: PGBACKREST_SERVER_PORT },
+        ],
+        readinessProbe: { httpGet: { path: '/readyz', port: PORT.agent }, periodSeconds: 1, failureThreshold: 3 },
+        livenessProbe: { httpGet: { path: '/healthz', port: PORT.agent }, periodSeconds: 10, failureThreshold: 6 },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        },
+        volumeMounts: [
+          ...repos.map((repo) => ({ name: repoVolumeName(repo.name), mountPath: repoVolumePath(repo.name) })),
+          { name: 'run', mountPath: PATH.run },
+          { name: 'tmp', mountPath: '/tmp' },
+          ...configVolumes.map((v) => ({ name: v.name, mountPath: PGBACKREST_CONF_DIR, readOnly: true })),
+        ],
+      },
+    ],
+    volumes: [
+      ...repos.map((repo) => ({
+        name: repoVolumeName(repo.name),
+        persistentVolumeClaim: { claimName: names.repoVolume(clusterName, repo.name) },
+      })),
+      { name: 'run', emptyDir: {} },
+      { name: 'tmp', emptyDir: {} },
+      ...configVolumes,
+    ],
+  } as Pod['spec'];
+  const digest = createHash('sha256').update(JSON.stringify(podSpec)).digest('hex').slice(0, 16);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, namespace: cluster.metadata?.namespace, labels: repoHostLabels(clusterName) },
-    spec: {
-      serviceAccountName: names.instanceServiceAccount(clusterName),
-      hostname: name,
-      terminationGracePeriodSeconds: 30,
-      enableServiceLinks: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: POSTGRES_UID,
-        runAsGroup: POSTGRES_UID,
-        fsGroup: POSTGRES_UID,
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
-      containers: [
-        {
-          name: 'pgbackrest',
-          image: spec.image ?? defaultImage(spec.postgresVersion),
-          args: [REPO_HOST_ARG],
-          env: [
-            { name: ENV.cluster, value: clusterName },
-            { name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-            { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-          ],
-          ports: [
-            { name: 'agent', containerPort: PORT.agent },
-            { name: 'pgbackrest', containerPort: PGBACKREST_SERVER_PORT },
-          ],
-          readinessProbe: { httpGet: { path: '/readyz', port: PORT.agent }, periodSeconds: 1, failureThreshold: 3 },
-          livenessProbe: { httpGet: { path: '/healthz', port: PORT.agent }, periodSeconds: 10, failureThreshold: 6 },
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ['ALL'] },
-          },
-          volumeMounts: [
-            ...repos.map((repo) => ({ name: repoVolumeName(repo.name), mountPath: repoVolumePath(repo.name) })),
-            { name: 'run', mountPath: PATH.run },
-            { name: 'tmp', mountPath: '/tmp' },
-            ...configVolumes.map((v) => ({ name: v.name, mountPath: PGBACKREST_CONF_DIR, readOnly: true })),
-          ],
-        },
-      ],
-      volumes: [
-        ...repos.map((repo) => ({
-          name: repoVolumeName(repo.name),
-          persistentVolumeClaim: { claimName: names.repoVolume(clusterName, repo.name) },
-        })),
-        { name: 'run', emptyDir: {} },
-        { name: 'tmp', emptyDir: {} },
-        ...configVolumes,
-      ],
+    metadata: {
+      name,
+      namespace: cluster.metadata?.namespace,
+      labels: repoHostLabels(clusterName),
+      annotations: { [REPO_HOST_SPEC_ANNOTATION]: digest },
     },
-  } as Pod;
+    spec: podSpec,
+  };
 }
