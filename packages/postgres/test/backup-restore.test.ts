@@ -7,19 +7,20 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
-import { ANNOTATION, BACKUP_ANNOTATION } from '../src/contract/index.js';
+import { ANNOTATION } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import {
   BUCKET,
-  backupStatus,
   backupsOf,
   backupsSpec,
+  markers,
   prepareS3,
-  sqlOn,
+  restoreInPlace,
   switchWal,
+  targetTime,
   waitArchived,
+  writeMarkers,
 } from './support/backup-fixtures.js';
 
 const CLUSTER = 'ledger';
@@ -107,56 +108,23 @@ describe('scheduled backups, in-place PITR and the archive after a change of pri
   });
 
   it('restores in place: an impossible target fails with a reason, a new value restores exactly to T', async () => {
-    await sqlOn(
-      env,
-      CLUSTER,
-      'CREATE TABLE markers (n int PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp())',
-    );
-    for (let n = 1; n <= 30; n++) {
-      await sqlOn(env, CLUSTER, 'INSERT INTO markers (n) VALUES ($1)', [n]);
-      await sleep(100);
-    }
-    const rows = await sqlOn<{ n: number; at: Date }>(env, CLUSTER, 'SELECT n, at FROM markers ORDER BY n');
-    const t = new Date(((rows[14]?.at.getTime() ?? 0) + (rows[15]?.at.getTime() ?? 0)) / 2);
+    const t = await writeMarkers(env, CLUSTER, 30, 15);
     const wal = await switchWal(env, CLUSTER);
     await waitArchived(env, CLUSTER, wal);
 
     // An hour ahead: pgBackRest finds a backup before it, but the archive cannot reach it.
-    const beyond = new Date(Date.now() + 3_600_000).toISOString().replace('T', ' ').replace('Z', '+00');
-    await patchSpec({ restore: { enabled: true, repoName: 'repo1', options: ['--type=time', `--target=${beyond}`] } });
-    await annotate(BACKUP_ANNOTATION.restore, 'impossible');
-    const failed = await waitFor(
-      'the impossible restore to fail',
-      async () => {
-        const r = (await backupStatus(env, CLUSTER)).pgbackrest?.restore;
-        return r?.id === 'impossible' && r.finished ? r : undefined;
-      },
-      300_000,
-      1_000,
-    );
+    const failed = await restoreInPlace(env, CLUSTER, 'impossible', targetTime(new Date(Date.now() + 3_600_000)));
     assert.equal(failed.phase, 'Failed');
     assert.equal(failed.failed, 1);
     assert.match(failed.message ?? '', /recovery ended before configured recovery target was reached/);
 
-    const target = t.toISOString().replace('T', ' ').replace('Z', '+00');
-    await patchSpec({ restore: { enabled: true, repoName: 'repo1', options: ['--type=time', `--target=${target}`] } });
-    await annotate(BACKUP_ANNOTATION.restore, 'to-t');
-    const done = await waitFor(
-      'the restore to T to succeed',
-      async () => {
-        const r = (await backupStatus(env, CLUSTER)).pgbackrest?.restore;
-        if (r?.id === 'to-t' && r.finished && r.phase !== 'Succeeded') throw new Error(`restore failed: ${r.message}`);
-        return r?.id === 'to-t' && r.finished ? r : undefined;
-      },
-      300_000,
-      1_000,
-    );
+    const done = await restoreInPlace(env, CLUSTER, 'to-t', targetTime(t));
+    assert.equal(done.phase, 'Succeeded', done.message);
     assert.equal(done.succeeded, 1);
     // The replicas re-clone the restored primary and stream again.
     await waitReady(env.client, CLUSTER, 2, 300_000);
-    const restored = await sqlOn<{ n: number }>(env, CLUSTER, 'SELECT n FROM markers ORDER BY n');
     assert.deepEqual(
-      restored.map((r) => r.n),
+      await markers(env, CLUSTER),
       Array.from({ length: 15 }, (_, i) => i + 1),
     );
     const status = await clusters(env.client).get(CLUSTER, { namespace: 'default' });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ENV } from '../contract/index.js';
 import { chooseSocketDir, loadAgentConfig, MAX_SOCKET_PATH } from './config.js';
+import { loadRepoHostConfig } from './repo-host/repo-host-config.js';
 
 const base = {
   [ENV.cluster]: 'pg',
@@ -60,4 +61,20 @@ it('falls back to a short socket directory when the socket path would be too lon
   const fits = `/tmp/${'y'.repeat(MAX_SOCKET_PATH - '/tmp/'.length - '/.s.PGSQL.5432'.length)}`;
   assert.equal(chooseSocketDir(fits), fits, 'exactly 107 bytes still fits');
   assert.notEqual(chooseSocketDir(`${fits}z`), `${fits}z`);
+});
+
+it('reads the repo host’s identity without passwords, and names what is missing', () => {
+  const config = loadRepoHostConfig({
+    [ENV.cluster]: 'pg',
+    [ENV.podName]: 'pg-repo-host',
+    [ENV.namespace]: 'db',
+    [ENV.podIP]: '127.1.0.9',
+    KANRI_VOLUME_MOUNTS: JSON.stringify({ '/run/postgresql': '/tmp/r/run' }),
+  });
+  assert.equal(config.runDir, '/tmp/r/run');
+  assert.equal(config.podIP, '127.1.0.9');
+  assert.throws(
+    () => loadRepoHostConfig({ [ENV.cluster]: 'pg', [ENV.podIP]: 'not-an-ip' }),
+    /POD_NAME is not set; POD_NAMESPACE is not set; POD_IP must be an IP address/,
+  );
 });

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Bootstrap, ENV, PATH, PORT } from '../contract/index.js';
-import { parseVolumeMounts, resolveMountPath } from './mounts.js';
+import { parseVolumeMounts, resolveMountPath, type VolumeMounts } from './mounts.js';
 import { buildArchiveCommand } from './plan/postgres-conf.js';
 
 export interface AgentConfig {
@@ -42,6 +42,33 @@ export class AgentConfigError extends Error {
   override name = 'AgentConfigError';
 }
 
+/**
+ * What every Pod of the agent image reads first: its identity (cluster, Pod name, namespace, IP)
+ * and the process node's volume mounts. Problems are added to `problems`, naming variables only.
+ */
+export function readPodIdentity(env: NodeJS.ProcessEnv, problems: string[]) {
+  const required = (name: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') {
+      problems.push(`${name} is not set`);
+      return '';
+    }
+    return value;
+  };
+  const cluster = required(ENV.cluster);
+  const podName = required(ENV.podName);
+  const namespace = required(ENV.namespace);
+  const podIP = required(ENV.podIP);
+  if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
+  let mounts: VolumeMounts = {};
+  try {
+    mounts = parseVolumeMounts(env.KANRI_VOLUME_MOUNTS);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  return { cluster, podName, namespace, podIP, mounts, required };
+}
+
 /** A unix socket path holds at most 107 bytes (sun_path is 108 with the terminating NUL). */
 export const MAX_SOCKET_PATH = 107;
 
@@ -70,32 +97,12 @@ export function chooseSocketDir(runDir: string, port: number = PORT.postgres): s
  */
 export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const problems: string[] = [];
-  const required = (name: string): string => {
-    const value = env[name];
-    if (value === undefined || value === '') {
-      problems.push(`${name} is not set`);
-      return '';
-    }
-    return value;
-  };
-
-  const cluster = required(ENV.cluster);
-  const podName = required(ENV.podName);
-  const namespace = required(ENV.namespace);
-  const podIP = required(ENV.podIP);
-  if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
+  const { cluster, podName, namespace, podIP, mounts, required } = readPodIdentity(env, problems);
   const bootstrapRaw = env[ENV.bootstrap] || 'basebackup';
   if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup' && bootstrapRaw !== 'restore')
     problems.push(`${ENV.bootstrap} must be "initdb", "basebackup" or "restore"`);
   const superuserPassword = required(ENV.superuserPassword);
   const replicationPassword = required(ENV.replicationPassword);
-
-  let mounts = {};
-  try {
-    mounts = parseVolumeMounts(env.KANRI_VOLUME_MOUNTS);
-  } catch (error) {
-    problems.push((error as Error).message);
-  }
   if (problems.length > 0) throw new AgentConfigError(`invalid agent environment: ${problems.join('; ')}`);
 
   const dataDir = resolveMountPath(PATH.data, mounts);

@@ -3,9 +3,10 @@
  * block for testenv's S3 server, SQL on a cluster's primary, and readers of PostgresBackups and of
  * the cluster's backup status.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
-import { API_VERSION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
+import { API_VERSION, BACKUP_ANNOTATION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
 import { clusters, connect, type PostgresEnv, secretValue, serviceAddress } from '../harness.js';
 
 export const BUCKET = 'backups';
@@ -142,5 +143,65 @@ export async function waitArchived(
     },
     timeoutMs,
     500,
+  );
+}
+
+/**
+ * Creates the table `markers` and inserts `count` rows 100 ms apart; resolves the time halfway
+ * between marker `keep` and the next, so a restore to it keeps exactly markers 1…`keep`.
+ */
+export async function writeMarkers(env: PostgresEnv, cluster: string, count: number, keep: number): Promise<Date> {
+  await sqlOn(
+    env,
+    cluster,
+    'CREATE TABLE markers (n int PRIMARY KEY, at timestamptz NOT NULL DEFAULT clock_timestamp())',
+  );
+  for (let n = 1; n <= count; n++) {
+    await sqlOn(env, cluster, 'INSERT INTO markers (n) VALUES ($1)', [n]);
+    await sleep(100);
+  }
+  const rows = await sqlOn<{ n: number; at: Date }>(env, cluster, 'SELECT n, at FROM markers ORDER BY n');
+  return new Date(((rows[keep - 1]?.at.getTime() ?? 0) + (rows[keep]?.at.getTime() ?? 0)) / 2);
+}
+
+/** The markers `cluster` has now, in order. */
+export async function markers(env: PostgresEnv, cluster: string): Promise<number[]> {
+  return (await sqlOn<{ n: number }>(env, cluster, 'SELECT n FROM markers ORDER BY n')).map((r) => r.n);
+}
+
+/** A time as pgBackRest's `--target` takes it: `2026-12-01 10:00:00.123+00`. */
+export function targetTime(t: Date): string {
+  return t.toISOString().replace('T', ' ').replace('Z', '+00');
+}
+
+/**
+ * Requests an in-place restore of `cluster` to `target` (the spec's `restore`, then the restore
+ * annotation `id`); resolves `status.pgbackrest.restore` once that restore finished, either way.
+ */
+export async function restoreInPlace(env: PostgresEnv, cluster: string, id: string, target: string) {
+  await clusters(env.client).patch(
+    cluster,
+    {
+      spec: {
+        backups: {
+          pgbackrest: { restore: { enabled: true, repoName: 'repo1', options: ['--type=time', `--target=${target}`] } },
+        },
+      },
+    },
+    { namespace: 'default', type: 'merge' },
+  );
+  await clusters(env.client).patch(
+    cluster,
+    { metadata: { annotations: { [BACKUP_ANNOTATION.restore]: id } } },
+    { namespace: 'default', type: 'merge' },
+  );
+  return waitFor(
+    `restore ${id} of ${cluster} to finish`,
+    async () => {
+      const r = (await backupStatus(env, cluster)).pgbackrest?.restore;
+      return r?.id === id && r.finished ? r : undefined;
+    },
+    300_000,
+    1_000,
   );
 }

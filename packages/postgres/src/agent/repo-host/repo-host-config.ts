@@ -3,11 +3,10 @@
  * names; no passwords: it never connects to postgres itself), with container paths resolved to
  * where they live on this machine.
  */
-import { isIP } from 'node:net';
-import { ENV, PATH } from '../../contract/index.js';
-import { AgentConfigError } from '../config.js';
+import { PATH } from '../../contract/index.js';
+import { AgentConfigError, readPodIdentity } from '../config.js';
 import type { PgBackRestHostConfig } from '../io/pgbackrest.js';
-import { parseVolumeMounts, resolveMountPath } from '../mounts.js';
+import { resolveMountPath } from '../mounts.js';
 
 export interface RepoHostConfig extends PgBackRestHostConfig {
   readonly podName: string;
@@ -23,22 +22,7 @@ export interface RepoHostConfig extends PgBackRestHostConfig {
  */
 export function loadRepoHostConfig(env: NodeJS.ProcessEnv): RepoHostConfig {
   const problems: string[] = [];
-  const required = (name: string): string => {
-    const value = env[name];
-    if (value === undefined || value === '') problems.push(`${name} is not set`);
-    return value ?? '';
-  };
-  const cluster = required(ENV.cluster);
-  const podName = required(ENV.podName);
-  const namespace = required(ENV.namespace);
-  const podIP = required(ENV.podIP);
-  if (podIP && isIP(podIP) === 0) problems.push(`${ENV.podIP} must be an IP address`);
-  let mounts = {};
-  try {
-    mounts = parseVolumeMounts(env.KANRI_VOLUME_MOUNTS);
-  } catch (error) {
-    problems.push((error as Error).message);
-  }
+  const { cluster, podName, namespace, podIP, mounts } = readPodIdentity(env, problems);
   if (problems.length > 0) throw new AgentConfigError(`invalid repo host environment: ${problems.join('; ')}`);
   const runDir = resolveMountPath(PATH.run, mounts);
   // No PGDATA and no archive spool here: the primary's PGDATA is reached through its server.

@@ -11,10 +11,8 @@ import {
   PGBACKREST_SOURCE_CONF_DIR,
   PORT,
 } from '../../contract/index.js';
+import { AGENT_CONTAINER_SECURITY, AGENT_POD_SECURITY, AGENT_PROBES, identityEnv } from './agent-pod.js';
 import { instanceLabels } from './labels.js';
-
-/** uid and gid of `postgres` in the Kanri image (see packages/postgres/Dockerfile). */
-export const POSTGRES_UID = 26;
 
 export function defaultImage(postgresVersion: number): string {
   return `ghcr.io/kanri-dev/postgres:${postgresVersion}`;
@@ -69,22 +67,13 @@ export function instancePod(input: InstancePodInput): Pod {
       // Fast shutdown takes seconds; a long grace period only delays failover of a stuck Pod.
       terminationGracePeriodSeconds: 30,
       enableServiceLinks: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: POSTGRES_UID,
-        runAsGroup: POSTGRES_UID,
-        fsGroup: POSTGRES_UID,
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      securityContext: AGENT_POD_SECURITY,
       containers: [
         {
           name: 'postgres',
           image: spec.image ?? defaultImage(spec.postgresVersion),
           env: [
-            { name: ENV.cluster, value: clusterName },
-            { name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-            { name: ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-            { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            ...identityEnv(clusterName),
             { name: ENV.bootstrap, value: bootstrap },
             { name: ENV.postgresVersion, value: String(spec.postgresVersion) },
             ...(input.restoreId ? [{ name: ENV.restoreId, value: input.restoreId }] : []),
@@ -95,25 +84,9 @@ export function instancePod(input: InstancePodInput): Pod {
             { name: 'postgres', containerPort: PORT.postgres },
             { name: 'agent', containerPort: PORT.agent },
           ],
-          // The agent answers from state it holds, so probing every second costs nothing, and a
-          // new primary (or a new replica) joins its Service within a second of being able to serve.
-          readinessProbe: {
-            httpGet: { path: '/readyz', port: PORT.agent },
-            periodSeconds: 1,
-            failureThreshold: 3,
-          },
-          // Healthy during a long base backup too: the agent answers /healthz while it works.
-          livenessProbe: {
-            httpGet: { path: '/healthz', port: PORT.agent },
-            periodSeconds: 10,
-            failureThreshold: 6,
-          },
+          ...AGENT_PROBES,
           ...(instanceSet?.resources ? { resources: instanceSet.resources } : {}),
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ['ALL'] },
-          },
+          securityContext: AGENT_CONTAINER_SECURITY,
           volumeMounts: [
             { name: 'pgdata', mountPath: PATH.data },
             { name: 'run', mountPath: PATH.run },

@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
-  ENV,
   GROUP,
   names,
   PATH,
@@ -20,7 +19,8 @@ import {
   REPO_HOST_LABEL,
   repoVolumePath,
 } from '../../contract/index.js';
-import { defaultImage, POSTGRES_UID } from './instance-pod.js';
+import { AGENT_CONTAINER_SECURITY, AGENT_POD_SECURITY, AGENT_PROBES, identityEnv } from './agent-pod.js';
+import { defaultImage } from './instance-pod.js';
 import { clusterLabels } from './labels.js';
 
 /**
@@ -94,35 +94,19 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
     hostname: name,
     terminationGracePeriodSeconds: 30,
     enableServiceLinks: false,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: POSTGRES_UID,
-      runAsGroup: POSTGRES_UID,
-      fsGroup: POSTGRES_UID,
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: AGENT_POD_SECURITY,
     containers: [
       {
         name: 'pgbackrest',
         image: spec.image ?? defaultImage(spec.postgresVersion),
         args: [REPO_HOST_ARG],
-        env: [
-          { name: ENV.cluster, value: clusterName },
-          { name: ENV.podName, valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-          { name: ENV.namespace, valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-          { name: ENV.podIP, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-        ],
+        env: identityEnv(clusterName),
         ports: [
           { name: 'agent', containerPort: PORT.agent },
           { name: 'pgbackrest', containerPort: PGBACKREST_SERVER_PORT },
         ],
-        readinessProbe: { httpGet: { path: '/readyz', port: PORT.agent }, periodSeconds: 1, failureThreshold: 3 },
-        livenessProbe: { httpGet: { path: '/healthz', port: PORT.agent }, periodSeconds: 10, failureThreshold: 6 },
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          capabilities: { drop: ['ALL'] },
-        },
+        ...AGENT_PROBES,
+        securityContext: AGENT_CONTAINER_SECURITY,
         volumeMounts: [
           ...repos.map((repo) => ({ name: repoVolumeName(repo.name), mountPath: repoVolumePath(repo.name) })),
           { name: 'run', mountPath: PATH.run },
