@@ -84,6 +84,21 @@ describe('backups API admission against a real API server', () => {
     assert.deepEqual(created.spec.backups?.pgbackrest.repos[3]?.azure, { container: 'c' });
   });
 
+  it("accepts PGO's starter example (a volume repo and PGO's pgBackRest image) with only apiVersion changed", async () => {
+    const created = await accepted({
+      image: 'registry.developers.crunchydata.com/crunchydata/crunchy-postgres:ubi9-16.9-2520',
+      postgresVersion: 16,
+      instances: [{ name: 'instance1', dataVolumeClaimSpec: volume }],
+      backups: {
+        pgbackrest: {
+          image: 'registry.developers.crunchydata.com/crunchydata/crunchy-pgbackrest:ubi9-2.54.2-2520',
+          repos: [{ name: 'repo1', volume: { volumeClaimSpec: volume } }],
+        },
+      },
+    });
+    assert.deepEqual(created.spec.backups?.pgbackrest.repos[0]?.volume?.volumeClaimSpec.resources, volume.resources);
+  });
+
   it("accepts the top README's PostgresCluster example, backups and dataSource included", async () => {
     const text = await readFile(readme, 'utf8');
     const start = text.indexOf('apiVersion: postgres.kanri.dev/v1', text.indexOf('## `@kanri/postgres`'));

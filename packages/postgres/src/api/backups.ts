@@ -165,6 +165,14 @@ const declaredRepo = (field: string) => ({
 
 export const pgbackrestArchive = z
   .object({
+    image: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe(
+        "PGO's pgBackRest image. Accepted so that PGO manifests apply unchanged, but not used: Kanri runs pgBackRest inside its own image (the instances' and the repo host's), and records a Warning Event (PgBackRestImageIgnored) when it starts the repo host.",
+      ),
     configuration: pgbackrestConfiguration().optional(),
     global: pgbackrestGlobal().optional(),
     repos: z

@@ -47,7 +47,16 @@ export async function reconcileRepoHost(
       await ctx.event('Normal', 'RepoHostReplaced', `replacing ${name}: its volumes, configuration or image changed`);
       await ctx.delete({ apiVersion: 'v1', kind: 'Pod', name, namespace: cluster.metadata?.namespace });
     } else {
-      if (!existing) ctx.log.info({ pod: name }, 'creating the repo host');
+      if (!existing) {
+        ctx.log.info({ pod: name }, 'creating the repo host');
+        const image = cluster.spec.backups?.pgbackrest?.image;
+        if (image)
+          await ctx.event(
+            'Warning',
+            'PgBackRestImageIgnored',
+            `spec.backups.pgbackrest.image (${image}) is not used: the repo host runs ${desired.spec?.containers?.[0]?.image}, which carries pgBackRest`,
+          );
+      }
       await createIfMissing(ctx, existing, desired as KubeObject);
     }
   } else if (existing && !existing.metadata?.deletionTimestamp) {

@@ -180,7 +180,11 @@ export class PgBackRest {
       });
       child.once('close', (code, signal) => {
         options.signal?.removeEventListener('abort', abort);
-        resolve({ code, signal, stdout, errorTail: tail.join(' | ') });
+        // An error raised while pgBackRest loads its options comes out on stdout, before the
+        // logging options that send errors to stderr apply.
+        const early = code !== 0 && tail.length === 0 ? stdout.split('\n').filter((l) => /ERROR: \[\d+\]/.test(l)) : [];
+        const errorTail = [...tail, ...early.map((l) => this.#redactor.redact(l.trim()))].join(' | ');
+        resolve({ code, signal, stdout, errorTail });
       });
     });
   }
