@@ -32,6 +32,8 @@ import { fetchPgBackRestTls, type TlsIdentity } from '../io/pgbackrest-tls.js';
 const PERIOD_MS = 5_000;
 /** While the certificate is not issued yet: the operator issues it within a reconcile. */
 const WAIT_MS = 1_000;
+/** How often a served certificate is read again (renewals come 30 days ahead). */
+const REFETCH_MS = 10 * 60_000;
 
 export interface TlsServerDeps {
   readonly client: KubeClient;
@@ -57,6 +59,7 @@ export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Pr
   let tls: PgBackRestTlsFiles | undefined;
   let published: string | undefined;
   let waitingSince: number | undefined;
+  let fetchedAt = 0;
   try {
     while (!signal.aborted) {
       try {
@@ -66,7 +69,13 @@ export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Pr
           tls = undefined;
           await server.stop();
         } else {
-          tls ??= await fetchPgBackRestTls(deps.client, deps.identity, join(deps.runDir, 'pgbackrest-tls'), signal);
+          // Read again now and then: the operator renews certificates before they end.
+          if (!tls || performance.now() - fetchedAt > REFETCH_MS) {
+            tls =
+              (await fetchPgBackRestTls(deps.client, deps.identity, join(deps.runDir, 'pgbackrest-tls'), signal)) ??
+              tls;
+            fetchedAt = performance.now();
+          }
           if (!tls) {
             waitingSince ??= performance.now();
             // Said once a while, not every lap: the operator may simply not have reconciled yet.
