@@ -200,14 +200,20 @@ export class ControllerRunner<T extends KubeObject> {
 
   /**
    * Takes no new work and waits for the reconciles in flight; after `graceMs` their `ctx.signal`
-   * aborts so that well-behaved I/O ends promptly.
+   * aborts so that well-behaved I/O ends promptly. With `abandon` (leadership lost: another
+   * manager may already be reconciling), keys still waiting are dropped and the reconciles in
+   * flight are aborted at once, so their writes fail instead of racing the new leader's.
    */
-  async stop(graceMs = 30_000): Promise<void> {
+  async stop(graceMs = 30_000, options: { abandon?: boolean } = {}): Promise<void> {
     const queue = this.#queue;
     if (!queue) return;
     clearInterval(this.#resync);
     for (const unsubscribe of this.#unsubscribe) unsubscribe();
     this.#unsubscribe = [];
+    if (options.abandon) {
+      this.#abort?.abort();
+      queue.shutDown({ discardWaiting: true });
+    }
     const grace = setTimeout(() => this.#abort?.abort(), graceMs);
     await queue.shutDownWithDrain();
     await Promise.all(this.#workers);

@@ -175,10 +175,12 @@ export class Manager {
         logger: this.logger,
         onStartedLeading: async (lost) => {
           this.#lead();
-          // Losing (or releasing) the Lease stops the controllers; the elector releases only once they drained,
-          // so a successor never reconciles alongside our last laps. They restart if the Lease is won again.
+          // Releasing the Lease (shutdown) lets the reconciles in flight finish first: the elector
+          // releases only once they drained, so a successor never reconciles alongside our last laps.
+          // Losing it means a successor may already lead: everything stops at once (the reconciles'
+          // signals abort, their writes fail, nothing waiting starts). They restart if it is won again.
           await new Promise<void>((resolve) => lost.addEventListener('abort', () => resolve(), { once: true }));
-          await this.#follow();
+          await this.#follow({ abandon: !signal.aborted });
         },
         onNewLeader: (leader) => this.logger.info({ leader }, 'leader observed'),
       });
@@ -202,10 +204,11 @@ export class Manager {
     for (const runner of this.#runners) runner.start();
   }
 
-  async #follow(): Promise<void> {
+  async #follow(options: { abandon?: boolean } = {}): Promise<void> {
     if (!this.#leading) return;
     this.#leading = false;
-    await Promise.all(this.#runners.map((r) => r.stop(this.#options.gracefulShutdownMs)));
+    if (options.abandon) this.logger.warn('lost the leader Lease: stopping every reconcile at once');
+    await Promise.all(this.#runners.map((r) => r.stop(this.#options.gracefulShutdownMs, options)));
   }
 
   /** Begins a graceful shutdown; `start()` resolves when it is done. */

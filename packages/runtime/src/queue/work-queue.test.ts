@@ -295,6 +295,23 @@ describe('WorkQueue', () => {
       assert.equal(queue.processing, 0);
     });
 
+    it('shutDown with discardWaiting starts nothing new: waiting keys and re-added in-flight keys are dropped', async () => {
+      const queue = new WorkQueue();
+      queue.add('a');
+      queue.add('b');
+      queue.add('c');
+      assert.equal(await queue.get(), 'a');
+      queue.add('a'); // dirty while in flight: done() would hand it out again
+      const drained = queue.shutDownWithDrain();
+      queue.shutDown({ discardWaiting: true });
+      assert.equal(await queue.get(), undefined, 'b and c are dropped');
+      assert.equal(await isPending(drained), true, 'a is still in flight');
+      queue.done('a');
+      assert.equal(await queue.get(), undefined, 'a is not handed out again');
+      await within(1_000, drained, 'drain');
+      assert.equal(queue.length, 0);
+    });
+
     it('shutDownWithDrain resolves at once when nothing is in flight', async () => {
       const queue = new WorkQueue();
       queue.add('a');

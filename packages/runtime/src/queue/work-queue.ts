@@ -198,10 +198,18 @@ export class WorkQueue<K extends string = string> {
   }
 
   /**
-   * Stops accepting adds and cancels delayed adds. Keys already waiting are still handed out;
-   * then `get()` resolves `undefined`, at once for getters that are waiting now.
+   * Stops accepting adds and cancels delayed adds. Keys already waiting are still handed out
+   * (unless `discardWaiting`, which drops them: nothing new starts); then `get()` resolves
+   * `undefined`, at once for getters that are waiting now.
    */
-  shutDown(): void {
+  shutDown(options: { discardWaiting?: boolean } = {}): void {
+    if (options.discardWaiting) {
+      // Keys in flight that were added again are dropped too: done() queues only dirty keys.
+      this.#dirty.clear();
+      this.#queue = [];
+      this.#head = 0;
+      this.#metrics.depth?.(0);
+    }
     if (!this.#shuttingDown) {
       this.#shuttingDown = true;
       for (const { timer } of this.#delayed.values()) clearTimeout(timer);
