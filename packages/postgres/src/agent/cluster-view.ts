@@ -14,7 +14,16 @@ import type { KubeClient, KubeObject } from '@kanri/client';
 import { LeaseFollower } from '@kanri/runtime';
 import type { ConfigMap, Pod } from 'kubernetes-types/core/v1.js';
 import { type PostgresClusterSpec, postgresClusterSpec } from '../api/postgres-cluster.js';
-import { API_VERSION, type HaSettings, haSettings, KIND, LABEL, names, readPodReport } from '../contract/index.js';
+import {
+  API_VERSION,
+  type HaSettings,
+  haSettings,
+  KIND,
+  LABEL,
+  names,
+  REPO_HOST_LABEL,
+  readPodReport,
+} from '../contract/index.js';
 import type { AgentConfig } from './config.js';
 import type { Logger } from './io/logger.js';
 
@@ -151,9 +160,9 @@ export class ClusterView {
     return this.#pods.onChange(() => handler());
   }
 
-  /** The cluster's instance Pods, as the cache has them (the repo host is no instance). */
+  /** The cluster's instance Pods, as the cache has them: the repo host is no instance (no slot, no candidate). */
   pods(): Pod[] {
-    return (this.#pods.list() as Pod[]).filter((pod) => pod.metadata?.labels?.[LABEL.instance] !== undefined);
+    return (this.#pods.list() as Pod[]).filter((pod) => pod.metadata?.labels?.[REPO_HOST_LABEL] === undefined);
   }
 
   pod(name: string): Pod | undefined {
