@@ -53,6 +53,7 @@ export class Candidate {
     identity: string,
     timings: Timings,
     adopt?: LeaderElectionOptions['adopt'],
+    mayAcquire?: LeaderElectionOptions['mayAcquire'],
   ) {
     this.identity = identity;
     this.elector = new LeaderElector({
@@ -62,6 +63,7 @@ export class Candidate {
       identity,
       ...timings,
       ...(adopt ? { adopt } : {}),
+      ...(mayAcquire ? { mayAcquire } : {}),
       onStartedLeading: (signal) => {
         this.ledAt = performance.now();
         this.ledAtEpochMs = Date.now();

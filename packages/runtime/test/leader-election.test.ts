@@ -45,8 +45,9 @@ describe('LeaderElector against a real API server', () => {
     timings: Timings,
     via = client,
     adopt?: LeaderElectionOptions['adopt'],
+    mayAcquire?: LeaderElectionOptions['mayAcquire'],
   ): Candidate => {
-    const started = new Candidate(via, name, identity, timings, adopt);
+    const started = new Candidate(via, name, identity, timings, adopt, mayAcquire);
     candidates.add(started);
     return started;
   };
@@ -84,6 +85,32 @@ describe('LeaderElector against a real API server', () => {
     await Promise.all([...histories].map((history) => history.stop()));
     await client?.close();
     await cp?.stop();
+  });
+
+  it('takes no Lease while mayAcquire refuses (says why once), takes it once allowed, and never asks on renewal', async () => {
+    let refusal: string | undefined = 'history behind the recorded one';
+    const asked: (string | undefined)[] = [];
+    const stale = candidate('refused', 'refused-a', FAST, client, undefined, (lease) => {
+      asked.push(lease?.spec?.holderIdentity);
+      return refusal;
+    });
+    // Missing, then free: asked each poll, taken never.
+    await waitFor('three refused attempts', () => (asked.length >= 3 ? true : undefined));
+    assert.equal(stale.ledAt, undefined);
+    await assert.rejects(leaseOf('refused'), /not found/i, 'no Lease was created');
+    assert.deepEqual(
+      stale.warnings.filter((w) => w === 'not taking the lease'),
+      ['not taking the lease'],
+      'the refusal is said once, not every poll',
+    );
+    refusal = undefined;
+    await waitFor('the candidate to lead once allowed', () => stale.ledAt);
+    const askedWhileLeading = asked.length;
+    await sleep(4 * FAST.retryPeriodMs);
+    assert.equal(stale.elector.isLeader, true);
+    assert.equal(asked.length, askedWhileLeading, 'renewals are not asked');
+    assert.equal((await leaseOf('refused')).spec?.holderIdentity, 'refused-a');
+    await stale.shutdown();
   });
 
   it('elects exactly one of two candidates, and isLeader agrees with the Lease', async () => {

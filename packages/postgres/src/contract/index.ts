@@ -8,6 +8,7 @@ export * from './ha-defaults.js';
 export * from './instance-environment.js';
 export * from './instance-rbac.js';
 export * from './instance-report.js';
+export * from './leader-history.js';
 export * from './names.js';
 export * from './peer-status.js';
 export * from './pgbackrest.js';

@@ -34,5 +34,12 @@ export interface LeaderElectionOptions {
    * another round trip; its renew deadline counts from `sentAtMs`, as if the elector had written it.
    */
   readonly adopt?: { readonly lease: Omit<Lease, 'apiVersion' | 'kind'>; readonly sentAtMs: number };
+  /**
+   * Asked before each attempt to take a Lease this candidate does not hold (free, expired, or
+   * missing): a reason refuses the attempt (logged when it changes), undefined lets it go ahead.
+   * For candidates that must not lead from some states, e.g. a database whose history is behind
+   * the one the last leader recorded on the Lease. Renewals are never asked.
+   */
+  readonly mayAcquire?: (lease: Lease | undefined) => string | undefined | Promise<string | undefined>;
   readonly logger?: LeaderElectionLogger;
 }

@@ -77,6 +77,8 @@ export class LeaderElector {
   /** The Lease as our last successful write left it: renewals and the release write over it directly. */
   #ownLease: Lease | undefined;
   #leading = false;
+  /** The last reason `mayAcquire` gave (said once). */
+  #refusal: string | undefined;
   #reportedLeader: string | undefined;
   #running = false;
 
@@ -313,6 +315,7 @@ export class LeaderElector {
       current = await this.#leases.get(name, { namespace, signal });
     } catch (error) {
       if (!(error instanceof NotFoundError)) return this.#failed(error, signal, 'cannot read the lease');
+      if (await this.#refused(undefined)) return 'lost';
       try {
         const spec = holderSpec(undefined, identity, this.#leaseDurationSeconds, new Date());
         this.#wrote(await this.#leases.create({ metadata: { name, namespace }, spec }, { signal }));
@@ -327,6 +330,7 @@ export class LeaderElector {
     const verdict = judgeLease(seen, identity, monotonicNow());
     // A leader that finds another holder, even an expired one, has been replaced at some point: step down.
     if (verdict === 'held' || (mode === 'renew' && verdict !== 'ours')) return 'lost';
+    if (verdict !== 'ours' && (await this.#refused(current))) return 'lost';
     try {
       const spec = holderSpec(seen.record, identity, this.#leaseDurationSeconds, new Date());
       this.#wrote(await this.#leases.update(withSpec(current, spec), { signal }));
@@ -338,6 +342,15 @@ export class LeaderElector {
       if (error instanceof ConflictError) return mode === 'campaign' ? 'lost' : 'failed';
       return this.#failed(error, signal, 'cannot update the lease');
     }
+  }
+
+  /** Whether `mayAcquire` refuses taking `lease` now; says why once per distinct reason. */
+  async #refused(lease: Lease | undefined): Promise<boolean> {
+    const reason = await this.#options.mayAcquire?.(lease);
+    if (reason !== undefined && reason !== this.#refusal)
+      this.#log.warn({ ...this.#context, reason }, 'not taking the lease');
+    this.#refusal = reason;
+    return reason !== undefined;
   }
 
   #failed(error: unknown, signal: AbortSignal, message: string): Attempt {

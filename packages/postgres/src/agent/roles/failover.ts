@@ -8,7 +8,9 @@ import { type LeaseView, takeOverLease } from '@kanri/runtime';
 import {
   ANNOTATION,
   EVENT_REASON,
+  encodeLeaderHistory,
   LABEL,
+  LEADER_HISTORY_ANNOTATION,
   type LiveStatus,
   parseMembers,
   ROLE,
@@ -58,7 +60,9 @@ export async function considerFailover(
     graceOver: performance.now() - expiredSince > leaseTimings(ctx).leaseDurationMs,
   });
   if (!decision.take) return { take: false, message: decision.message };
-  const takeover = await takeLease(ctx, lease, lastHolder, decision.message);
+  // The promotion starts a timeline past this instance's: recorded with the take-over itself, so a
+  // former primary cannot lead from its older history while this one is still promoting.
+  const takeover = await takeLease(ctx, lease, lastHolder, decision.message, (me as LiveStatus).timeline + 1);
   return takeover
     ? { take: true, message: state.snapshot().decisions.failover ?? decision.message, takeover }
     : { take: true, message: decision.message };
@@ -70,6 +74,7 @@ async function takeLease(
   lease: LeaseView,
   lastHolder: string | undefined,
   why: string,
+  nextTimeline: number,
 ): Promise<Takeover | undefined> {
   const { config, view, state, log } = ctx;
   const sentAtMs = performance.now();
@@ -79,7 +84,10 @@ async function takeLease(
     leaseDurationSeconds: view.ha.leaseDurationSeconds,
     reason: why,
     // The old primary's synchronous standbys are not this one's: it publishes its own.
-    annotations: { [ANNOTATION.syncStandbys]: null },
+    annotations: {
+      [ANNOTATION.syncStandbys]: null,
+      [LEADER_HISTORY_ANNOTATION]: encodeLeaderHistory({ timeline: nextTimeline, holder: config.podName }),
+    },
   });
   if (!written) {
     log.info('the leader Lease changed while taking it over; looking again');

@@ -9,6 +9,7 @@ import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js'
 import type { AgentContext } from '../context.js';
 import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
+import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
 import { maybeSwitchover } from './switchover.js';
 
@@ -31,8 +32,14 @@ export async function runPrimaryTasks(
 ): Promise<void> {
   const { log } = ctx;
   let lastUsersMs = Number.NEGATIVE_INFINITY;
+  let historyWrittenAt = Number.NEGATIVE_INFINITY;
   let specVersion: string | undefined;
   while (!leadership.aborted) {
+    // First: after a promotion, the new timeline must reach the Lease before anything else.
+    historyWrittenAt = await recordHistory(ctx, leadership, historyWrittenAt).catch((error: unknown) => {
+      if (!leadership.aborted) log.warn({ err: error }, 'cannot record the leader history on the Lease; retrying');
+      return historyWrittenAt;
+    });
     // A new version of the cluster object may declare new users: look at once.
     const version = ctx.view.cluster?.metadata?.resourceVersion;
     if (version !== specVersion) {

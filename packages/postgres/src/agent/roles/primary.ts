@@ -16,6 +16,7 @@ import { retry, untilAccepting } from '../io/retry.js';
 import { leaseTimings } from '../lease-timings.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
 import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { historyRefusal } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
@@ -49,6 +50,8 @@ export async function runPrimary(
     logger: log.child({ component: 'lease' }),
     // A failover's take-over: leading starts from that write, not from another read and write.
     ...(entry.takeover ? { adopt: { lease: entry.takeover.lease, sentAtMs: entry.takeover.sentAtMs } } : {}),
+    // Never lead from a history behind the one the last primary recorded (a former primary).
+    mayAcquire: (lease) => historyRefusal(ctx, lease),
     onStartedLeading: (lost) => {
       // One leadership at a time: a new one starts postgres only after the last one stopped it.
       leadership = leadership

@@ -1,0 +1,65 @@
+/**
+ * The agent's side of the leader history on the Lease (contract/leader-history.ts): the primary
+ * keeps it current, and a candidate refuses to take the Lease when its own timeline is behind it.
+ */
+import { annotateLease, type Lease } from '@kanri/runtime';
+import {
+  encodeLeaderHistory,
+  LEADER_HISTORY_ANNOTATION,
+  type LeaderHistory,
+  leadRefusal,
+  readLeaderHistory,
+} from '../../contract/index.js';
+import type { AgentContext } from '../context.js';
+import { readControlData } from '../io/rewind.js';
+
+/** How often the primary refreshes the recorded WAL position when its timeline has not changed. */
+const REFRESH_MS = 30_000;
+
+/**
+ * The LeaderElector's `mayAcquire` for this instance: why it must not take `lease`, or undefined.
+ * Its own timeline is read from pg_control, so it holds while postgres is stopped (fenced) too.
+ */
+export async function historyRefusal(ctx: AgentContext, lease: Lease | undefined): Promise<string | undefined> {
+  const recorded = readLeaderHistory(lease?.metadata?.annotations);
+  // Its own record (a failover that took the Lease, then restarted before promoting) binds nobody.
+  if (!recorded || recorded.holder === ctx.config.podName) return undefined;
+  let timeline: number;
+  try {
+    timeline = (await readControlData(ctx.pgBin, ctx.config.pgdata, ctx.redactor)).timeline;
+  } catch (error) {
+    return `cannot read this instance's timeline (${ctx.redactor.describe(error)}): not leading without knowing its history covers the leader's`;
+  }
+  const refusal = leadRefusal(recorded, timeline);
+  if (refusal) ctx.state.setPhase(`not leading: ${refusal}`);
+  return refusal;
+}
+
+/**
+ * On the primary: writes its timeline and WAL position on the Lease when the timeline differs from
+ * the recorded one (at once after a promotion) or the record is older than REFRESH_MS.
+ * Resolves when the record was last written (`performance.now()`).
+ */
+export async function recordHistory(ctx: AgentContext, leadership: AbortSignal, writtenAt: number): Promise<number> {
+  const [row] = await ctx.db.query<{ lsn: string; wal: string }>(
+    'SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS wal',
+  );
+  if (!row) return writtenAt;
+  const history: LeaderHistory = {
+    timeline: Number.parseInt(row.wal.slice(0, 8), 16),
+    lsn: row.lsn,
+    holder: ctx.config.podName,
+  };
+  const recorded = readLeaderHistory(ctx.view.lease.view?.lease?.metadata?.annotations);
+  const current = recorded?.timeline === history.timeline && recorded.holder === history.holder;
+  if (current && performance.now() - writtenAt < REFRESH_MS) return writtenAt;
+  const written = await annotateLease(
+    ctx.leaseRef,
+    { [LEADER_HISTORY_ANNOTATION]: encodeLeaderHistory(history) },
+    { onlyIfHolder: ctx.config.podName, signal: leadership },
+  );
+  if (!written) return writtenAt;
+  ctx.view.lease.see(written);
+  if (!current) ctx.log.info({ history }, 'leader history recorded on the Lease');
+  return performance.now();
+}
