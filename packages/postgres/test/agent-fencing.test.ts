@@ -13,17 +13,19 @@ import {
   waitFor,
 } from '@kanri/testenv';
 import { chooseSocketDir } from '../src/agent/config.js';
-import { ANNOTATION, type InstanceReport, LABEL, names } from '../src/contract/index.js';
+import { LABEL, names } from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,
   createClusterObjects,
   kubeconfigForAgents,
   makePassword,
+  podReport,
   queryOnce,
   randomPodIPs,
   startAgent,
   stopAgent,
+  untilReportReady,
 } from './fixtures/agent-cluster.js';
 
 const NAMESPACE = 'fence';
@@ -45,27 +47,13 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
   const replication = makePassword('');
   const figures: Record<string, number> = {};
 
-  const reportOf = async (pod: string): Promise<InstanceReport | undefined> => {
-    const raw = (await client.resource('v1', 'Pod').get(pod, { namespace: NAMESPACE })).metadata?.annotations?.[
-      ANNOTATION.status
-    ];
-    return raw ? (JSON.parse(raw) as InstanceReport) : undefined;
-  };
+  const reportOf = (pod: string) => podReport(client, NAMESPACE, pod);
   const accepts = (ip: string) =>
     queryOnce(ip, 'postgres', superuser.password, 'SELECT 1').then(
       () => true,
       () => false,
     );
-  const untilReady = (pod: string, role: string) =>
-    waitFor(
-      `${pod} to report ready as ${role}`,
-      async () => {
-        const report = await reportOf(pod);
-        return report?.ready && report.role === role ? report : undefined;
-      },
-      120_000,
-      250,
-    );
+  const untilReady = (pod: string, role: string) => untilReportReady(client, NAMESPACE, pod, role);
   const dumpLogs = () => {
     for (const agent of [primary, replica].filter(Boolean))
       console.log(`---- ${agent.name} log tail ----\n${agent.log().split('\n').slice(-40).join('\n')}`);

@@ -13,16 +13,18 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeClient } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
-import { ANNOTATION, type InstanceReport, names, readLeaderHistory } from '../src/contract/index.js';
+import { names, readLeaderHistory } from '../src/contract/index.js';
 import {
   type AgentProcess,
   createClusterObjects,
   kubeconfigForAgents,
   makePassword,
+  podReport,
   queryOnce,
   randomPodIPs,
   startAgent,
   stopAgent,
+  untilReportReady,
 } from './fixtures/agent-cluster.js';
 
 const NAMESPACE = 'history';
@@ -52,22 +54,8 @@ describe('instance agent: the leader history on the Lease', { timeout: 600_000 }
     agents.push(agent);
     return agent;
   };
-  const reportOf = async (pod: string): Promise<InstanceReport | undefined> => {
-    const raw = (await client.resource('v1', 'Pod').get(pod, { namespace: NAMESPACE })).metadata?.annotations?.[
-      ANNOTATION.status
-    ];
-    return raw ? (JSON.parse(raw) as InstanceReport) : undefined;
-  };
-  const untilReady = (pod: string, role: string) =>
-    waitFor(
-      `${pod} to report ready as ${role}`,
-      async () => {
-        const report = await reportOf(pod);
-        return report?.ready && report.role === role ? report : undefined;
-      },
-      120_000,
-      250,
-    );
+  const reportOf = (pod: string) => podReport(client, NAMESPACE, pod);
+  const untilReady = (pod: string, role: string) => untilReportReady(client, NAMESPACE, pod, role);
   const lease = () =>
     client.resource('coordination.k8s.io/v1', 'Lease').get(names.leaderLease(CLUSTER), { namespace: NAMESPACE });
   const rows = (ip: string) =>

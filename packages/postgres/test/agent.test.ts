@@ -5,26 +5,19 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ForbiddenError, KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
-import {
-  ANNOTATION,
-  API_VERSION,
-  buildInstanceRoleRules,
-  type InstanceReport,
-  KIND,
-  LABEL,
-  names,
-  PORT,
-} from '../src/contract/index.js';
+import { API_VERSION, buildInstanceRoleRules, KIND, LABEL, names, PORT } from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,
   createClusterObjects,
   kubeconfigForAgents,
   makePassword,
+  podReport,
   queryOnce,
   randomPodIPs,
   startAgent,
   stopAgent,
+  untilReportReady,
 } from './fixtures/agent-cluster.js';
 
 const NAMESPACE = 'pg';
@@ -44,26 +37,14 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
   const figures: Record<string, number> = {};
 
   const pods = () => client.resource('v1', 'Pod');
-  const reportOf = async (pod: string): Promise<InstanceReport | undefined> => {
-    const raw = (await pods().get(pod, { namespace: NAMESPACE })).metadata?.annotations?.[ANNOTATION.status];
-    return raw ? (JSON.parse(raw) as InstanceReport) : undefined;
-  };
+  const reportOf = (pod: string) => podReport(client, NAMESPACE, pod);
   const leaseHolder = async () =>
     (await client.resource('coordination.k8s.io/v1', 'Lease').get(names.leaderLease(CLUSTER), { namespace: NAMESPACE }))
       .spec?.holderIdentity;
   const sql = <R extends Record<string, unknown>>(ip: string, text: string) =>
     queryOnce<R>(ip, 'postgres', superuser.password, text);
-  /** Waits for a ready report written after `since` (a restarted agent's Pod still shows its predecessor's). */
   const untilReady = (pod: string, role: string, since = new Date(0)) =>
-    waitFor(
-      `${pod} to report ready as ${role}`,
-      async () => {
-        const r = await reportOf(pod);
-        return r?.ready && r.role === role && new Date(r.updatedAt) >= since ? r : undefined;
-      },
-      120_000,
-      250,
-    );
+    untilReportReady(client, NAMESPACE, pod, role, since);
   const agentFor = (index: number, bootstrap: 'initdb' | 'basebackup') =>
     startAgent({
       root,

@@ -29,6 +29,7 @@ import {
   backupsOf,
   markers,
   restoreInPlace,
+  sqlOn,
   switchWal,
   targetTime,
   writeMarkers,
@@ -36,6 +37,7 @@ import {
 
 const CLUSTER = 'vault';
 const REPO_HOST = names.repoHost(CLUSTER);
+const COPY = 'vault-copy';
 const volumeRepo = {
   name: 'repo1',
   volume: { volumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
@@ -233,5 +235,26 @@ describe('a volume repo behind the repo host', { timeout: 25 * 60_000 }, () => {
     const next = await switchWal(env, CLUSTER);
     assert.notEqual(next.slice(0, 8), wal.slice(0, 8), 'a new timeline');
     await waitFor(`WAL ${next} on the repo volume`, async () => (archived(next) ? true : undefined), 120_000, 500);
+  });
+
+  it("clones another cluster from the volume repo, through the source's repo host with a certificate of its CA", async () => {
+    await sqlOn(env, CLUSTER, 'INSERT INTO markers (n) VALUES (100)');
+    const wal = await switchWal(env, CLUSTER);
+    await waitFor(`WAL ${wal} on the repo volume`, async () => (archived(wal) ? true : undefined), 120_000, 500);
+    const before = readdirSync(join(repoPath, 'backup', 'db')).sort();
+    await clusters(env.client).create(
+      clusterManifest(COPY, 1, {
+        dataSource: { postgresCluster: { clusterName: CLUSTER, repoName: 'repo1' } },
+      } as never),
+    );
+    await waitReady(env.client, COPY, 1, 300_000);
+    assert.deepEqual(await markers(env, COPY), [...Array.from({ length: 10 }, (_, i) => i + 1), 100]);
+    // Its certificate is the source CA's, with the source's name: what the source's repo host admits.
+    const secret = await env.client
+      .resource<Secret & { metadata: { name: string } }>('v1', 'Secret')
+      .get(names.pgbackrestSourceTls(COPY), { namespace: 'default' });
+    const cert = new X509Certificate(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64').toString());
+    assert.match(cert.subject, new RegExp(`CN=${pgbackrestClientName(CLUSTER)}`));
+    assert.deepEqual(readdirSync(join(repoPath, 'backup', 'db')).sort(), before, "the source's backups are untouched");
   });
 });

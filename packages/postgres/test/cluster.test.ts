@@ -250,5 +250,20 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     );
     await waitFor('every volume directory to be removed', () => dirs.every((d) => !existsSync(d)), 60_000, 500);
     await waitFor('every instance process to exit', () => pids.every((pid) => !isProcessAlive(pid)), 60_000, 500);
+    // The leader Leases are the clusters' too: a stale one (with its leader history) would forbid
+    // initdb to a new cluster of the same name.
+    await waitFor(
+      'the leader Leases to be deleted with their clusters',
+      async () => {
+        const leases = (
+          await env.client.resource<KubeObject>('coordination.k8s.io/v1', 'Lease').list({ namespace: 'default' })
+        ).items;
+        return leases.every((l) => !['hippo-leader', 'zoo-leader'].includes(l.metadata?.name ?? ''));
+      },
+      60_000,
+      500,
+    );
+    await clusters(env.client).create(clusterManifest('zoo', 1));
+    await waitReady(env.client, 'zoo', 1, 180_000);
   });
 });

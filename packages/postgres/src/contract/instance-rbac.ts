@@ -46,7 +46,11 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     {
       apiGroups: [''],
       resources: ['secrets'],
-      resourceNames: [names.pgbackrestTls(cluster), ...userNames.map((user) => names.userSecret(cluster, user))],
+      resourceNames: [
+        names.pgbackrestTls(cluster),
+        names.pgbackrestSourceTls(cluster),
+        ...userNames.map((user) => names.userSecret(cluster, user)),
+      ],
       verbs: ['get'],
     },
   ];

@@ -95,6 +95,11 @@ export const names = {
   pgbackrestTls: (cluster: string) => `${cluster}-pgbackrest-tls`,
   /** The CA that issues them; the operator alone reads it. */
   pgbackrestCa: (cluster: string) => `${cluster}-pgbackrest-ca`,
+  /**
+   * A clone of another cluster's volume repo: a client certificate from the source cluster's CA
+   * (`ca.crt`, `tls.crt`, `tls.key`), with which the clone's restore reaches the source's repo host.
+   */
+  pgbackrestSourceTls: (cluster: string) => `${cluster}-pgbackrest-source-tls`,
   /** Physical replication slot the primary keeps for a replica Pod. */
   slot: (pod: string) => `kanri_${pod.replace(/[^a-z0-9_]/g, '_')}`,
 };

@@ -28,6 +28,12 @@ const restoreSourceSchema = z.object({
   options: z.array(z.string()).optional(),
   /** Container path where the repo's `configuration` is mounted. */
   configDir: z.string(),
+  /**
+   * A clone from another cluster's volume repo: that cluster's repo host (its Pod IP and the
+   * server configuration it published). The clone reaches it with the client certificate in
+   * names.pgbackrestSourceTls, issued by the source cluster's CA.
+   */
+  repoHost: z.object({ address: z.string(), config: z.string() }).optional(),
 });
 
 export type RestoreSource = z.infer<typeof restoreSourceSchema>;

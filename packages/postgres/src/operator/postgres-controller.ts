@@ -15,7 +15,6 @@ import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
-import { resolveCloneSource } from './backups/restore-source.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
@@ -23,6 +22,7 @@ import { instanceRbac } from './builders/instance-rbac.js';
 import { postgresConfig } from './builders/postgres-config.js';
 import { type Credentials, secretNames, secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
+import { resolveClone } from './clone-actions.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing } from './create-if-missing.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
@@ -115,7 +115,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
     const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
 
-    const clone = cluster.spec.dataSource ? resolveCloneSource(cluster, await sourceClusterOf(cluster, ctx)) : {};
+    const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx, initialised) : {};
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
@@ -213,16 +213,6 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const requeueMs = restore.active && !restore.status?.finished ? 2_000 : 30_000;
     return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs) };
   });
-
-/** The PostgresCluster a clone's `spec.dataSource.postgresCluster` names; undefined when it does not exist. */
-async function sourceClusterOf(
-  cluster: PostgresCluster,
-  ctx: ReconcileContext<PostgresCluster>,
-): Promise<PostgresCluster | undefined> {
-  const name = cluster.spec.dataSource?.postgresCluster?.clusterName;
-  if (!name) return undefined;
-  return ignoreNotFound(ctx.resource.get(name, { namespace: cluster.metadata?.namespace, signal: ctx.signal }));
-}
 
 /**
  * Creates the PostgresBackups that are due, fails those whose instance stopped heartbeating, and

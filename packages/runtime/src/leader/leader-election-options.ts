@@ -41,5 +41,10 @@ export interface LeaderElectionOptions {
    * the one the last leader recorded on the Lease. Renewals are never asked.
    */
   readonly mayAcquire?: (lease: Lease | undefined) => string | undefined | Promise<string | undefined>;
+  /**
+   * Labels and owner references the Lease is created with (when this candidate creates it), e.g. an
+   * owner so that the Lease is garbage-collected with the object it elects for. Resolved at creation.
+   */
+  readonly leaseMetadata?: () => Pick<NonNullable<Lease['metadata']>, 'labels' | 'ownerReferences'>;
   readonly logger?: LeaderElectionLogger;
 }

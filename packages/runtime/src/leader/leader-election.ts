@@ -318,7 +318,8 @@ export class LeaderElector {
       if (await this.#refused(undefined)) return 'lost';
       try {
         const spec = holderSpec(undefined, identity, this.#leaseDurationSeconds, new Date());
-        this.#wrote(await this.#leases.create({ metadata: { name, namespace }, spec }, { signal }));
+        const metadata = { ...this.#options.leaseMetadata?.(), name, namespace };
+        this.#wrote(await this.#leases.create({ metadata, spec }, { signal }));
         return 'acquired';
       } catch (createError) {
         if (createError instanceof AlreadyExistsError) return 'lost';

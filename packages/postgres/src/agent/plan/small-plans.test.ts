@@ -82,13 +82,14 @@ it('pins the instance Role to the cluster’s object names: only its users’ an
   const withUsers = buildInstanceRoleRules('pg', ['app']);
   assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('secrets'))?.resourceNames, [
     'pg-pgbackrest-tls',
+    'pg-pgbackrest-source-tls',
     'pg-pguser-app',
   ]);
   assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('configmaps'))?.resourceNames, ['pg-config']);
   const withoutUsers = buildInstanceRoleRules('pg', []);
   assert.deepEqual(
     withoutUsers.filter((rule) => rule.resources?.includes('secrets')).map((rule) => rule.resourceNames),
-    [['pg-pgbackrest-tls']],
+    [['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls']],
   );
   assert.equal(
     withoutUsers.some((rule) => rule.verbs?.includes('*') || rule.resources?.includes('*')),

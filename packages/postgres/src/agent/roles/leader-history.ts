@@ -1,10 +1,14 @@
 /**
- * The agent's side of the leader history on the Lease (contract/leader-history.ts): the primary
- * keeps it current, and a candidate refuses to take the Lease when its own timeline is behind it.
+ * What the leader Lease records besides its holder: the leader history (contract/leader-history.ts),
+ * which the primary keeps current and against which a candidate refuses to take the Lease when its
+ * own timeline is behind, and the Lease's owner (the cluster), so that it goes with the cluster.
  */
 import { annotateLease, type Lease } from '@kanri/runtime';
 import {
+  API_VERSION,
   encodeLeaderHistory,
+  KIND,
+  LABEL,
   LEADER_HISTORY_ANNOTATION,
   type LeaderHistory,
   leadRefusal,
@@ -62,4 +66,20 @@ export async function recordHistory(ctx: AgentContext, leadership: AbortSignal, 
   ctx.view.lease.see(written);
   if (!current) ctx.log.info({ history }, 'leader history recorded on the Lease');
   return performance.now();
+}
+
+/** The leader Lease's labels and owner (the PostgresCluster, once the cache has it). */
+export function leaseMetadataFor(ctx: AgentContext) {
+  const cluster = ctx.view.cluster;
+  const uid = cluster?.metadata?.uid;
+  return {
+    labels: { [LABEL.cluster]: ctx.config.cluster },
+    ...(uid
+      ? {
+          ownerReferences: [
+            { apiVersion: API_VERSION, kind: KIND, name: ctx.config.cluster, uid, blockOwnerDeletion: false },
+          ],
+        }
+      : {}),
+  };
 }

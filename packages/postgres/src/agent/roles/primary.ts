@@ -16,7 +16,7 @@ import { retry, untilAccepting } from '../io/retry.js';
 import { leaseTimings } from '../lease-timings.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
 import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
-import { historyRefusal } from './leader-history.js';
+import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
@@ -52,6 +52,9 @@ export async function runPrimary(
     ...(entry.takeover ? { adopt: { lease: entry.takeover.lease, sentAtMs: entry.takeover.sentAtMs } } : {}),
     // Never lead from a history behind the one the last primary recorded (a former primary).
     mayAcquire: (lease) => historyRefusal(ctx, lease),
+    // Owned by the cluster: deleting it deletes the Lease (and its history), so a new cluster of the
+    // same name starts afresh instead of finding an old Lease that forbids initdb.
+    leaseMetadata: () => leaseMetadataFor(ctx),
     onStartedLeading: (lost) => {
       // One leadership at a time: a new one starts postgres only after the last one stopped it.
       leadership = leadership

@@ -27,6 +27,7 @@ import { volumeAccess } from '../backups/volume-access.js';
 import type { AgentContext } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
 import { failureReason } from '../io/pgbackrest.js';
+import { fetchSourceTls } from '../io/pgbackrest-tls.js';
 import { retry } from '../io/retry.js';
 
 /** What a restore leaves in postgresql.auto.conf that must not outlive it. */
@@ -92,22 +93,27 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
     await mark(ctx, { id, result: 'failed', reason });
     return false;
   };
-  const unsupported =
-    unsupportedRepo(source.repo) ??
-    (source.repo.volume !== undefined && (source.cluster !== config.cluster || source.namespace !== config.namespace)
-      ? `${source.repo.name} of ${source.namespace}/${source.cluster} is a volume repo, reached only by that cluster's own Pods: clone from one of its s3 repos`
-      : undefined);
+  const unsupported = unsupportedRepo(source.repo);
   if (unsupported) return fail(unsupported);
   await mark(ctx, { id, result: 'running' });
   const file = join(config.runDir, 'pgbackrest-restore.conf');
   const repos = { repos: [source.repo], ...(source.global ? { global: source.global } : {}) };
-  // A volume repo is read through the repo host, once it serves and this Pod has its certificate.
+  // A volume repo is read through the repo host, once it serves and this Pod has its certificate:
+  // its own cluster's, or for a clone, the source's repo host with a certificate of the source's CA.
+  const sourceRepoHost = source.repoHost;
   while (!signal.aborted) {
-    const { unreachable } = await ctx.pgbackrest.write(repos, file, source, { volume: volumeAccess(ctx) });
+    const sourceTls = sourceRepoHost
+      ? await fetchSourceTls(ctx.client, config, join(config.runDir, 'pgbackrest-source-tls'), signal)
+      : undefined;
+    const volume = sourceRepoHost
+      ? { repoHost: sourceRepoHost, ...(sourceTls ? { tls: sourceTls } : {}) }
+      : volumeAccess(ctx);
+    const { unreachable } = await ctx.pgbackrest.write(repos, file, source, { volume });
     if (unreachable.length === 0) break;
-    ctx.state.setPhase(
-      `restore ${id}: waiting for the repo host ${names.repoHost(config.cluster)} to serve ${unreachable.join(', ')}`,
-    );
+    const host = sourceRepoHost
+      ? `${source.cluster}'s repo host (${sourceRepoHost.address})`
+      : names.repoHost(config.cluster);
+    ctx.state.setPhase(`restore ${id}: waiting for a certificate and for ${host} to serve ${unreachable.join(', ')}`);
     await sleepUnlessAborted(1_000, signal);
   }
   if (signal.aborted) return false;

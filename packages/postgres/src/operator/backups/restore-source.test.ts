@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { PGBACKREST_SOURCE_CONF_DIR } from '../../contract/index.js';
+import { ANNOTATION_PGBACKREST_SERVER, PGBACKREST_SOURCE_CONF_DIR } from '../../contract/index.js';
 import { resolveCloneSource } from './restore-source.js';
 
 const bare = (global: Record<string, string>) =>
@@ -37,20 +38,34 @@ describe('a clone from a bare pgBackRest repo', () => {
 });
 
 describe('a clone from another cluster', () => {
-  it('refuses a volume repo, naming the field: only the source’s own Pods can reach its repo host', () => {
-    const source = {
-      metadata: { name: 'hippo', namespace: 'db' },
-      spec: { backups: { pgbackrest: { repos: [{ name: 'repo2', volume: { volumeClaimSpec: {} } }] } } },
-    } as unknown as PostgresCluster;
-    const clone = {
-      metadata: { name: 'copy', namespace: 'db' },
-      spec: { dataSource: { postgresCluster: { clusterName: 'hippo', repoName: 'repo2' } } },
-    } as unknown as PostgresCluster;
-    const { source: resolved, problem } = resolveCloneSource(clone, source);
+  const source = {
+    metadata: { name: 'hippo', namespace: 'db' },
+    spec: { backups: { pgbackrest: { repos: [{ name: 'repo2', volume: { volumeClaimSpec: {} } }] } } },
+  } as unknown as PostgresCluster;
+  const clone = {
+    metadata: { name: 'copy', namespace: 'db' },
+    spec: { dataSource: { postgresCluster: { clusterName: 'hippo', repoName: 'repo2' } } },
+  } as unknown as PostgresCluster;
+
+  it('waits for the source’s repo host to serve a volume repo, naming the field', () => {
+    const { source: resolved, problem } = resolveCloneSource(clone, source, undefined);
     assert.equal(resolved, undefined);
     assert.match(
       problem ?? '',
-      /^spec\.dataSource\.postgresCluster\.repoName: repo2 of PostgresCluster hippo is a volume repo/,
+      /^spec\.dataSource\.postgresCluster\.repoName: repo2 of PostgresCluster hippo is a volume repo, and its repo host hippo-repo-host does not serve yet/,
     );
+  });
+
+  it('reads a volume repo through the source’s repo host, as it published its server', () => {
+    const repoHost = {
+      metadata: {
+        name: 'hippo-repo-host',
+        annotations: { [ANNOTATION_PGBACKREST_SERVER]: '{"config":"/run/server.conf"}' },
+      },
+      status: { podIP: '10.0.0.9' },
+    } as Pod;
+    const { source: resolved } = resolveCloneSource(clone, source, repoHost);
+    assert.deepEqual(resolved?.repoHost, { address: '10.0.0.9', config: '/run/server.conf' });
+    assert.equal(resolved?.cluster, 'hippo');
   });
 });

@@ -2,12 +2,15 @@
  * Where a new cluster's first instance restores from (`spec.dataSource`), resolved by the operator
  * into the RestoreSource the agent reads, with the credentials its Pod must mount. Pure.
  */
+import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  names,
   PGBACKREST_CONF_DIR,
   PGBACKREST_SOURCE_CONF_DIR,
   PGBACKREST_STANZA,
   type RestoreSource,
+  readServerInfo,
 } from '../../contract/index.js';
 
 /**
@@ -43,6 +46,8 @@ export function resolveCloneSource(
   cluster: PostgresCluster,
   /** The PostgresCluster `spec.dataSource.postgresCluster` names, if it exists. */
   sourceCluster: PostgresCluster | undefined,
+  /** That cluster's repo host Pod, if it has one (a clone from its volume repo reads through it). */
+  sourceRepoHost?: Pod,
 ): ResolvedSource {
   const namespace = cluster.metadata?.namespace ?? 'default';
   const dataSource = cluster.spec.dataSource;
@@ -56,11 +61,17 @@ export function resolveCloneSource(
       return {
         problem: `spec.dataSource.postgresCluster.repoName: PostgresCluster ${clusterName} declares no ${repoName}`,
       };
-    // Its repo host admits only certificates of its own cluster's CA.
-    if (repo.volume)
-      return {
-        problem: `spec.dataSource.postgresCluster.repoName: ${repoName} of PostgresCluster ${clusterName} is a volume repo, which only that cluster's own Pods can reach; clone from one of its s3 repos`,
-      };
+    // A volume repo is read through the source's repo host, once it serves.
+    let repoHost: { address: string; config: string } | undefined;
+    if (repo.volume) {
+      const info = readServerInfo(sourceRepoHost);
+      const address = sourceRepoHost?.status?.podIP;
+      if (!info || !address)
+        return {
+          problem: `spec.dataSource.postgresCluster.repoName: ${repoName} of PostgresCluster ${clusterName} is a volume repo, and its repo host ${names.repoHost(clusterName)} does not serve yet`,
+        };
+      repoHost = { address, config: info.config };
+    }
     return {
       source: {
         id: 'clone',
@@ -71,6 +82,7 @@ export function resolveCloneSource(
         ...(pgbackrest.global ? { global: intoSourceDir(pgbackrest.global) } : {}),
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
+        ...(repoHost ? { repoHost } : {}),
       },
       configuration: pgbackrest.configuration ?? [],
     };

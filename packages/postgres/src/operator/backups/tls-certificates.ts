@@ -129,3 +129,35 @@ export async function reconcilePgbackrestTls(cluster: PostgresCluster, ctx: Cont
   const issued = await issueAll(cluster, todo, ca);
   await ctx.apply(secret(cluster, name, nextTlsData(data, todo, ca.caCertPem, issued)));
 }
+
+/**
+ * A clone of another cluster's volume repo: a client certificate from the source cluster's CA,
+ * with the source's common name (which its repo host admits), in names.pgbackrestSourceTls of the
+ * clone. Issued once; resolves why it cannot be yet (the source has no CA), or undefined when it exists.
+ */
+export async function ensureSourceClientCertificate(
+  cluster: PostgresCluster,
+  ctx: Context,
+  source: string,
+): Promise<string | undefined> {
+  const clusterName = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace;
+  const name = names.pgbackrestSourceTls(clusterName);
+  const complete = (data: Record<string, string>) => Boolean(data['ca.crt'] && data['tls.crt'] && data['tls.key']);
+  if (complete(decodeSecretData(ctx.get<Secret>('v1', 'Secret', name, namespace)?.data))) return undefined;
+  if (complete(decodeSecretData((await liveSecret(ctx, name, namespace))?.data))) return undefined;
+  const caData = decodeSecretData((await liveSecret(ctx, names.pgbackrestCa(source), namespace))?.data);
+  if (certificateAuthorityProblem(caData))
+    return `PostgresCluster ${source} has no pgBackRest CA to issue the clone's certificate yet`;
+  const ca = { caCertPem: caData[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: caData[PGBACKREST_CA_KEY.key] ?? '' };
+  ctx.log.info({ secret: name, source }, "issuing the clone's client certificate from its source's pgBackRest CA");
+  const { certPem, keyPem } = await createServingCertificate({
+    dnsNames: [clusterName],
+    commonName: pgbackrestClientName(source),
+    clientAuth: true,
+    ca,
+    validityDays: CERTIFICATE_DAYS,
+  });
+  await ctx.create(secret(cluster, name, { 'ca.crt': ca.caCertPem, 'tls.crt': certPem, 'tls.key': keyPem }));
+  return undefined;
+}
