@@ -183,3 +183,24 @@ export function archiveFailing(archive: ArchiveReport | undefined): boolean {
   if (!archive?.lastFailedTime) return false;
   return !archive.lastArchivedTime || Date.parse(archive.lastFailedTime) > Date.parse(archive.lastArchivedTime);
 }
+
+/**
+ * pgBackRest's reason when every push has failed for longer than `ms`, counted from `since` at the
+ * earliest (a backup's start); undefined while archiving works or has not failed that long.
+ *
+ * @example
+ * ```ts
+ * archiveStalled({ lastArchivedTime: '2026-12-01T10:00:00Z', lastFailedTime: '2026-12-01T10:02:00Z', lastFailureReason: 'S3 down' },
+ *   new Date('2026-12-01T10:00:30Z'), 60_000, new Date('2026-12-01T10:02:00Z')); // 'S3 down'
+ * ```
+ */
+export function archiveStalled(
+  archive: ArchiveReport | undefined,
+  since: Date,
+  ms: number,
+  now = new Date(),
+): string | undefined {
+  if (!archiveFailing(archive)) return undefined;
+  const from = Math.max(since.getTime(), archive?.lastArchivedTime ? Date.parse(archive.lastArchivedTime) : 0);
+  return now.getTime() - from > ms ? (archive?.lastFailureReason ?? 'WAL archiving fails') : undefined;
+}

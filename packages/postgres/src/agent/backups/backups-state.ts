@@ -4,7 +4,7 @@
  * One owner; the status reporter reads snapshots, the control socket and the backup runner write.
  */
 
-import { archiveFailing, type BackupsReport, type RestoreReport } from '../../contract/index.js';
+import { archiveFailing, archiveStalled, type BackupsReport, type RestoreReport } from '../../contract/index.js';
 import type { ArchiveOutcome } from '../pgbackrest-archive-push.js';
 
 export interface ArchivingTarget {
@@ -41,9 +41,16 @@ export class BackupsState {
    * the earliest); undefined while archiving works or has not failed that long.
    */
   archiveStalled(since: Date, ms: number, now = new Date()): string | undefined {
-    if (!this.archiveFailing) return undefined;
-    const from = Math.max(since.getTime(), this.lastSuccess ? Date.parse(this.lastSuccess.time) : 0);
-    return now.getTime() - from > ms ? this.lastFailure?.reason : undefined;
+    return archiveStalled(
+      {
+        lastArchivedTime: this.lastSuccess?.time,
+        lastFailedTime: this.lastFailure?.time,
+        lastFailureReason: this.lastFailure?.reason,
+      },
+      since,
+      ms,
+      now,
+    );
   }
 
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {

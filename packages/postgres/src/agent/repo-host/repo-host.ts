@@ -4,15 +4,15 @@
  * its PGDATA through the primary's own TLS server.
  *
  * Guarantees: it backs up only a primary that holds the Lease, has published its server and has
- * created the stanza; a backup cut short (the agent stopping) ends Failed (backup-runner.ts).
- * Caveat: it does not see the primary's archive failures, so a backup during an archive outage
- * ends on pgBackRest's own archive timeout rather than the primary's 60 s stall rule.
+ * created the stanza; a backup cut short (the agent stopping) ends Failed (backup-runner.ts); one
+ * that runs while the primary reports every push failing for 60 s is stopped, as on the primary.
  */
 import { mkdir } from 'node:fs/promises';
 import type { KubeClient } from '@kanri/client';
 import { holderOf } from '@kanri/runtime';
 import { Wakeup } from '@kanri/timing';
 import {
+  archiveStalled,
   buildPgBackRestServerConf,
   hasVolumeRepo,
   type PgBackRestSpec,
@@ -151,6 +151,9 @@ export class RepoHost implements HealthSource {
       log,
       events: new AgentEvents(client, config, log, () => view.cluster),
       pgbackrest: this.#pgbackrest,
+      // The primary reports its archive on its Pod (every ~10 s): a backup stalls on the same rule there.
+      archiveStalled: (startedAt, ms) =>
+        archiveStalled(readPodReport(view.pod(holderOf(view.lease.view) ?? ''))?.backups?.archive, startedAt, ms),
       wakeup,
     });
     let said: string | undefined;
