@@ -6,19 +6,19 @@
 import { AlreadyExistsError, ConflictError, NotFoundError, type ResourceClient } from '@kanri/client';
 import { sleepUnlessAborted, Wakeup } from '@kanri/timing';
 import { createDeadline } from '../deadline.js';
+import { AcquireGate } from './acquire-gate.js';
 import { DEFAULT_ELECTION_TIMINGS, electionTimingProblems, jittered, settledWithin } from './election-timings.js';
 import type { LeaderElectionLogger, LeaderElectionOptions } from './leader-election-options.js';
-
 import { LeaseFollower } from './lease-follower.js';
 import {
   expiresAtMs,
   holderSpec,
   judgeLease,
   type Lease,
-  type LeaseSpec,
   type Observation,
   observe,
   recordOf,
+  withSpec,
 } from './lease-record.js';
 import { releaseLease } from './lease-writes.js';
 
@@ -29,10 +29,6 @@ const silentLogger: LeaderElectionLogger = { info() {}, warn() {} };
 
 /** Monotonic, so expiry and deadlines are immune to wall-clock steps (NTP, manual changes). */
 const monotonicNow = (): number => performance.now();
-
-function withSpec(lease: Lease, spec: LeaseSpec): Lease {
-  return { ...lease, spec: { ...lease.spec, ...spec } };
-}
 
 /**
  * Campaigns for a Lease and, while holding it, renews it; runs `onStartedLeading` for as long as it leads.
@@ -73,12 +69,11 @@ export class LeaderElector {
   readonly #retryPeriodMs: number;
   readonly #log: LeaderElectionLogger;
   readonly #context: { readonly lease: string; readonly identity: string };
+  readonly #gate: AcquireGate;
   #observation: Observation | undefined;
   /** The Lease as our last successful write left it: renewals and the release write over it directly. */
   #ownLease: Lease | undefined;
   #leading = false;
-  /** The last reason `mayAcquire` gave (said once). */
-  #refusal: string | undefined;
   #reportedLeader: string | undefined;
   #running = false;
 
@@ -97,6 +92,7 @@ export class LeaderElector {
     this.#retryPeriodMs = retryPeriodMs;
     this.#log = options.logger ?? silentLogger;
     this.#context = { lease: `${options.namespace}/${options.name}`, identity: options.identity };
+    this.#gate = new AcquireGate(options.mayAcquire, this.#log, this.#context);
   }
 
   /** True from a successful acquire until leadership is lost or released (the moment the leader's signal aborts). */
@@ -315,7 +311,7 @@ export class LeaderElector {
       current = await this.#leases.get(name, { namespace, signal });
     } catch (error) {
       if (!(error instanceof NotFoundError)) return this.#failed(error, signal, 'cannot read the lease');
-      if (await this.#refused(undefined)) return 'lost';
+      if (await this.#gate.refuses(undefined)) return 'lost';
       try {
         const spec = holderSpec(undefined, identity, this.#leaseDurationSeconds, new Date());
         const metadata = { ...this.#options.leaseMetadata?.(), name, namespace };
@@ -331,7 +327,7 @@ export class LeaderElector {
     const verdict = judgeLease(seen, identity, monotonicNow());
     // A leader that finds another holder, even an expired one, has been replaced at some point: step down.
     if (verdict === 'held' || (mode === 'renew' && verdict !== 'ours')) return 'lost';
-    if (verdict !== 'ours' && (await this.#refused(current))) return 'lost';
+    if (verdict !== 'ours' && (await this.#gate.refuses(current))) return 'lost';
     try {
       const spec = holderSpec(seen.record, identity, this.#leaseDurationSeconds, new Date());
       this.#wrote(await this.#leases.update(withSpec(current, spec), { signal }));
@@ -343,15 +339,6 @@ export class LeaderElector {
       if (error instanceof ConflictError) return mode === 'campaign' ? 'lost' : 'failed';
       return this.#failed(error, signal, 'cannot update the lease');
     }
-  }
-
-  /** Whether `mayAcquire` refuses taking `lease` now; says why once per distinct reason. */
-  async #refused(lease: Lease | undefined): Promise<boolean> {
-    const reason = await this.#options.mayAcquire?.(lease);
-    if (reason !== undefined && reason !== this.#refusal)
-      this.#log.warn({ ...this.#context, reason }, 'not taking the lease');
-    this.#refusal = reason;
-    return reason !== undefined;
   }
 
   #failed(error: unknown, signal: AbortSignal, message: string): Attempt {
@@ -388,8 +375,7 @@ export class LeaderElector {
 
   /**
    * Gives the Lease up as client-go's ReleaseOnCancel does (no holder, one-second duration), so the
-   * candidates' watches fire and one of them takes over at once. Best effort: if it fails, the Lease
-   * simply expires.
+   * candidates' watches fire and one takes over at once. Best effort: if it fails, the Lease expires.
    */
   async #release(): Promise<void> {
     const own = this.#ownLease;

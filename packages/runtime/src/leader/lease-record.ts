@@ -43,6 +43,11 @@ export interface Observation {
  */
 export type LeaseVerdict = 'free' | 'ours' | 'expired' | 'held';
 
+/** `lease` with `spec` written over its spec. */
+export function withSpec(lease: Lease, spec: LeaseSpec): Lease {
+  return { ...lease, spec: { ...lease.spec, ...spec } };
+}
+
 /** The record in a Lease; a missing holder and an empty one both mean "free". */
 export function recordOf(lease: Lease): LeaseRecord {
   const spec = lease.spec ?? {};
