@@ -43,12 +43,21 @@ describe('a long repository outage: switchover waits, the queue limit drops WAL'
     };
     await clusters(env.client).create(clusterManifest(CLUSTER, 2, { backups } as never));
     await waitReady(env.client, CLUSTER, 2, 240_000);
-    await waitFor(
-      'WALArchiving True',
-      async () => ((await archiving())?.status === 'True' ? true : undefined),
-      120_000,
-      1_000,
-    );
+    try {
+      await waitFor(
+        'WALArchiving True',
+        async () => ((await archiving())?.status === 'True' ? true : undefined),
+        120_000,
+        1_000,
+      );
+    } catch (error) {
+      // A failed hook sets no exit code before after() runs: say here what the agents said.
+      const lines = (await env.allLogs()).split('\n').filter((l) => /stanza|pgbackrest|WALArchiving|archiv/i.test(l));
+      console.error(
+        `WALArchiving never turned True; condition ${JSON.stringify(await archiving())}\n${lines.slice(-60).join('\n')}`,
+      );
+      throw error;
+    }
   });
   after(async () => {
     if (process.exitCode) console.error((await env?.allLogs()) ?? '');
