@@ -32,7 +32,10 @@ describe('Informer against a real API server', () => {
     informer.onChange((d) => deltas.push(`${d.type} ${d.object.metadata?.name}`));
     try {
       await synced(informer);
-      assert.ok(informer.getByName('cache-a', 'before'));
+      // The first list is served from the API server's watch cache (resourceVersion "0", as
+      // client-go's reflector does), which may not hold a write made just before it yet: the watch
+      // brings it. Synced therefore does not promise it, and the test waits for it.
+      await waitFor('the ConfigMap made before the informer started', () => informer.getByName('cache-a', 'before'));
       assert.equal(
         informer.getByName('cache-a', 'before')?.metadata?.managedFields,
         undefined,
@@ -115,7 +118,10 @@ describe('Informer against a real API server', () => {
     const informer = new Informer(configMaps, { namespace: 'cache-meta', metadataOnly: true }).start();
     try {
       await synced(informer);
-      const object = informer.getByName('cache-meta', 'big') as KubeObject & { data?: unknown };
+      // As above: a list from the watch cache may come before the create reached it.
+      const object = (await waitFor('the ConfigMap big', () => informer.getByName('cache-meta', 'big'))) as KubeObject & {
+        data?: unknown;
+      };
       assert.equal(object.kind, 'PartialObjectMetadata');
       assert.deepEqual(object.metadata?.labels, { a: 'b' });
       assert.equal(object.data, undefined);
