@@ -54,6 +54,7 @@ export class Candidate {
     timings: Timings,
     adopt?: LeaderElectionOptions['adopt'],
     mayAcquire?: LeaderElectionOptions['mayAcquire'],
+    hooks: Pick<LeaderElectionOptions, 'keepLeadingWithoutApi' | 'onLeadingUntil'> = {},
   ) {
     this.identity = identity;
     this.elector = new LeaderElector({
@@ -64,6 +65,7 @@ export class Candidate {
       ...timings,
       ...(adopt ? { adopt } : {}),
       ...(mayAcquire ? { mayAcquire } : {}),
+      ...hooks,
       onStartedLeading: (signal) => {
         this.ledAt = performance.now();
         this.ledAtEpochMs = Date.now();

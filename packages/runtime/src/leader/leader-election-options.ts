@@ -46,5 +46,21 @@ export interface LeaderElectionOptions {
    * owner so that the Lease is garbage-collected with the object it elects for. Resolved at creation.
    */
   readonly leaseMetadata?: () => Pick<NonNullable<Lease['metadata']>, 'labels' | 'ownerReferences'>;
+  /**
+   * Told, on each acquire, renewal, or vouched extension, the `performance.now()` until which this
+   * leader may act: the send time of its last successful write (or of the vouching call) plus the
+   * renew deadline. A watchdog outside the leader's event loop fed with it stops work that outlives
+   * it, which a stalled process cannot do for itself.
+   */
+  readonly onLeadingUntil?: (deadlineMs: number) => void;
+  /**
+   * Asked when renewals have failed for want of an answer (not because another holder was seen) and
+   * the renew deadline is less than a retry period away. Resolving true keeps leading for another
+   * renew deadline, counted from the moment of the call; false, a throw, or `signal` aborting (at the
+   * deadline) steps down as usual. For failsafe modes in which every peer vouches for the leader
+   * while the API server cannot be reached; the peers must then refuse to take the Lease for a lease
+   * duration after vouching. Renewals go on meanwhile, and the first that succeeds ends the extension.
+   */
+  readonly keepLeadingWithoutApi?: (signal: AbortSignal) => Promise<boolean>;
   readonly logger?: LeaderElectionLogger;
 }

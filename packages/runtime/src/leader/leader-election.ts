@@ -5,8 +5,8 @@
  */
 import { AlreadyExistsError, ConflictError, NotFoundError, type ResourceClient } from '@kanri/client';
 import { sleepUnlessAborted, Wakeup } from '@kanri/timing';
-import { createDeadline } from '../deadline.js';
 import { AcquireGate } from './acquire-gate.js';
+import { callSafely, withinBudget } from './bounded-call.js';
 import { DEFAULT_ELECTION_TIMINGS, electionTimingProblems, jittered, settledWithin } from './election-timings.js';
 import type { LeaderElectionLogger, LeaderElectionOptions } from './leader-election-options.js';
 import { LeaseFollower } from './lease-follower.js';
@@ -197,10 +197,16 @@ export class LeaderElector {
     const leadership = new AbortController();
     this.#leading = true;
     this.#log.info(this.#context, 'became leader');
-    const work = this.#startWork(leadership.signal);
+    const work = callSafely(() => this.#options.onStartedLeading?.(leadership.signal), this.#threw('onStartedLeading'));
     // Counted from when the last successful write was sent: the server stored it some time after that,
     // so no other candidate can have started its expiry clock earlier.
     let renewedAtMs = acquiredAtMs;
+    this.#leadingUntil(renewedAtMs);
+    // With vouching, the peers are asked once per renew deadline, this long before it ends.
+    const reserve = this.#options.keepLeadingWithoutApi
+      ? Math.min(this.#retryPeriodMs, (this.#renewDeadlineMs - this.#retryPeriodMs) / 2)
+      : 0;
+    let askedFor: number | undefined;
     let lostBecause: string | undefined;
     while (!signal.aborted && lostBecause === undefined) {
       await sleepUnlessAborted(this.#retryPeriodMs, signal);
@@ -210,10 +216,23 @@ export class LeaderElector {
           lostBecause = `no successful renew within renewDeadline (${this.#renewDeadlineMs} ms)`;
           break;
         }
+        // Only reached after a failed renewal: a successful one leaves more than the reserve.
+        if (reserve > 0 && remaining <= reserve && askedFor !== renewedAtMs) {
+          askedFor = renewedAtMs;
+          const askedAt = monotonicNow();
+          if (await this.#vouched(signal, remaining)) {
+            renewedAtMs = askedAt;
+            this.#leadingUntil(renewedAtMs);
+          }
+          continue;
+        }
         const startedAt = monotonicNow();
-        const attempt = await this.#attempt('renew', signal, remaining);
+        // Neither a hung request nor the pause after it may eat the reserve before the peers are asked.
+        const keep = askedFor === renewedAtMs ? 0 : reserve;
+        const attempt = await this.#attempt('renew', signal, remaining - keep);
         if (attempt === 'acquired') {
           renewedAtMs = startedAt;
+          this.#leadingUntil(renewedAtMs);
           break;
         }
         if (attempt === 'lost') {
@@ -221,7 +240,7 @@ export class LeaderElector {
           break;
         }
         await sleepUnlessAborted(
-          Math.min(this.#retryPeriodMs, renewedAtMs + this.#renewDeadlineMs - monotonicNow()),
+          Math.min(this.#retryPeriodMs, renewedAtMs + this.#renewDeadlineMs - keep - monotonicNow()),
           signal,
         );
       }
@@ -237,57 +256,42 @@ export class LeaderElector {
       await settledWithin(work, renewedAtMs + this.#renewDeadlineMs - monotonicNow());
       await this.#release();
     }
-    try {
-      this.#options.onStoppedLeading?.();
-    } catch (error) {
-      this.#log.warn({ ...this.#context, err: error }, 'onStoppedLeading threw');
-    }
+    void callSafely(() => this.#options.onStoppedLeading?.(), this.#threw('onStoppedLeading'));
   }
 
-  /** Runs onStartedLeading; the promise settles when its work does and never rejects. */
-  #startWork(signal: AbortSignal): Promise<void> {
-    const start = this.#options.onStartedLeading;
-    if (!start) return Promise.resolve();
-    const report = (error: unknown) => this.#log.warn({ ...this.#context, err: error }, 'onStartedLeading failed');
-    try {
-      return Promise.resolve(start(signal)).then(() => undefined, report);
-    } catch (error) {
-      report(error);
-      return Promise.resolve();
-    }
+  #threw(callback: string): (error: unknown) => void {
+    return (error) => this.#log.warn({ ...this.#context, err: error }, `${callback} failed`);
   }
 
-  /**
-   * One try, bounded by `budgetMs` through an AbortSignal handed to every request, and raced against
-   * that signal as well: a leader must step down on time even if a request ignores its signal.
-   */
-  async #attempt(mode: 'campaign' | 'renew', signal: AbortSignal, budgetMs: number): Promise<Attempt> {
-    const budget = Math.max(1, Math.ceil(budgetMs));
-    const deadline = createDeadline(budget, signal);
-    const bounded = deadline.signal;
-    if (bounded.aborted) {
-      deadline.dispose();
-      return 'failed';
-    }
-    let finished = false;
-    const timedOut = new Promise<Attempt>((resolve) =>
-      bounded.addEventListener(
-        'abort',
-        () => {
-          // A hung API server answers nothing, so this is the only trace of it; a shutdown is no failure.
-          if (!finished && !signal.aborted)
-            this.#log.warn({ ...this.#context, budgetMs: budget }, `${mode} attempt timed out`);
-          resolve('failed');
-        },
-        { once: true },
-      ),
+  /** One try, bounded by `budgetMs` (see bounded-call.ts). */
+  #attempt(mode: 'campaign' | 'renew', signal: AbortSignal, budgetMs: number): Promise<Attempt> {
+    // A hung API server answers nothing, so the timeout's warning is the only trace of it.
+    return withinBudget(
+      budgetMs,
+      signal,
+      (bounded) => this.#tryAcquireOrRenew(mode, bounded),
+      'failed',
+      (budget) => this.#log.warn({ ...this.#context, budgetMs: budget }, `${mode} attempt timed out`),
     );
-    try {
-      return await Promise.race([this.#tryAcquireOrRenew(mode, bounded), timedOut]);
-    } finally {
-      deadline.dispose();
-      finished = true;
-    }
+  }
+
+  /** Asks `keepLeadingWithoutApi` within the time left; anything but a timely true is a no. */
+  async #vouched(signal: AbortSignal, budgetMs: number): Promise<boolean> {
+    const ask = this.#options.keepLeadingWithoutApi;
+    if (!ask) return false;
+    const call = (bounded: AbortSignal) => ask(bounded).catch((error: unknown) => void this.#threw('vouching')(error));
+    const kept = await withinBudget<boolean | undefined>(budgetMs, signal, call, false, (budget) =>
+      this.#log.warn({ ...this.#context, budgetMs: budget }, 'keepLeadingWithoutApi timed out'),
+    );
+    if (kept) this.#log.warn(this.#context, 'the API server cannot be reached; leading on, vouched for');
+    return kept === true;
+  }
+
+  #leadingUntil(renewedAtMs: number): void {
+    void callSafely(
+      () => this.#options.onLeadingUntil?.(renewedAtMs + this.#renewDeadlineMs),
+      this.#threw('onLeadingUntil'),
+    );
   }
 
   async #tryAcquireOrRenew(mode: 'campaign' | 'renew', signal: AbortSignal): Promise<Attempt> {
@@ -365,11 +369,7 @@ export class LeaderElector {
     if (holder === this.#reportedLeader) return seen;
     this.#reportedLeader = holder;
     this.#log.info({ ...this.#context, leader: holder }, 'new leader observed');
-    try {
-      this.#options.onNewLeader?.(holder);
-    } catch (error) {
-      this.#log.warn({ ...this.#context, err: error }, 'onNewLeader threw');
-    }
+    void callSafely(() => this.#options.onNewLeader?.(holder), this.#threw('onNewLeader'));
     return seen;
   }
 
