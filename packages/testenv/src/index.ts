@@ -16,8 +16,11 @@ export { formatProgress, streamProgressReporter } from './binaries/build-progres
 export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
 export { ensureBinaries, ensureHelm, ensureVersitygw } from './binaries/ensure-binaries.js';
+export { type DebianPostgresTag, ensureDebianPostgres } from './binaries/ensure-debian-postgres.js';
 export type { EnsurePgBackRestOptions } from './binaries/ensure-pgbackrest.js';
 export { ensurePgBackRest } from './binaries/ensure-pgbackrest.js';
+export type { EnsurePostgresOptions, PostgresBuildTag } from './binaries/ensure-postgres.js';
+export { ensurePostgres } from './binaries/ensure-postgres.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
@@ -25,6 +28,7 @@ export type { FaultProxy } from './fault-proxy.js';
 export { startFaultProxy } from './fault-proxy.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
+export { postgresInstallations, postgresVersionImages, postgresVersionOf } from './postgres-images.js';
 export type { ImageMapping, ImageMappings } from './process-node/image.js';
 export { resolveMountPath, VOLUME_MOUNTS_ENV } from './process-node/mount-path.js';
 export type { ProcessContainer } from './process-node/node-context.js';
@@ -34,7 +38,7 @@ export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
-export { runnableAs, runnableFileAs } from './process-node/runnable-as.js';
+export { runnableAs, runnableDirAs, runnableFileAs } from './process-node/runnable-as.js';
 export type {
   ServiceAddressOptions,
   ServiceEndpoint,
@@ -48,12 +52,15 @@ export { startS3Server } from './s3-server.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,
+  DEBIAN_POSTGRES_BIN,
+  debianPostgresBuilds,
   ETCD_VERSION,
   HELM_VERSION,
   helmComponent,
   KUBERNETES_VERSION,
   KWOK_VERSION,
   pgBackRestPackage,
+  postgresBuilds,
   VERSITYGW_VERSION,
   versitygwComponent,
 } from './versions.js';

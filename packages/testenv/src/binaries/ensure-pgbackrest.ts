@@ -4,20 +4,16 @@
  * checked against its pinned SHA-256 and unpacked into `<cache>/pgbackrest-<version>/bin`.
  * Same lock, scratch directory and completion marker as the Go-built binaries (`fillCacheEntry`).
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { errnoCode } from '../errno.js';
 import { BinaryBuildError } from '../errors.js';
 import { pgBackRestPackage } from '../versions.js';
 import { type DebianPackagePin, planAptFetch } from './apt-fetch-plan.js';
 import { type ProgressListener, streamProgressReporter } from './build-progress.js';
 import { cacheRoot } from './cache-dir.js';
-import { type CacheEntry, entryBinDir, fillCacheEntry, isEntryCached } from './cache-entry.js';
-
-const run = promisify(execFile);
+import { type CacheEntry, entryBinDir, fetchOnce } from './cache-entry.js';
+import { runTool, type ToolOptions } from './run-tool.js';
 
 export interface EnsurePgBackRestOptions {
   /** Cache root; defaults to `$KANRI_CACHE_DIR` or `~/.cache/kanri`. */
@@ -31,30 +27,8 @@ export interface EnsurePgBackRestOptions {
 const MISSING_TOOL_HINT =
   'pgBackRest is fetched as a Debian package: install apt and dpkg (Debian or Ubuntu; `apt-get` and `dpkg-deb`)';
 
-/** Runs one tool, turning a missing tool and a failure into a BinaryBuildError that names the cure. */
-async function tool(
-  command: string,
-  args: readonly string[],
-  options: { cwd?: string; env?: Readonly<Record<string, string>> } = {},
-): Promise<string> {
-  try {
-    const { stdout } = await run(command, args as string[], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env, LC_ALL: 'C' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return stdout;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') {
-      throw new BinaryBuildError('pgbackrest', `pgbackrest: \`${command}\` was not found. ${MISSING_TOOL_HINT}`, '', {
-        cause: error,
-      });
-    }
-    const output = error instanceof Error && 'stderr' in error ? String(error.stderr) : '';
-    throw new BinaryBuildError('pgbackrest', `pgbackrest: \`${command} ${args.join(' ')}\` failed`, output.trim(), {
-      cause: error,
-    });
-  }
+function tool(command: string, args: readonly string[], options: ToolOptions = {}): Promise<string> {
+  return runTool('pgbackrest', MISSING_TOOL_HINT, command, args, options);
 }
 
 async function fetchInto(pin: DebianPackagePin, aptDir: string, scratch: string): Promise<void> {
@@ -105,20 +79,12 @@ export async function ensurePgBackRest(options: EnsurePgBackRestOptions = {}): P
     dir: join(root, `${pin.name}-${pin.version}`),
     binaries: [pin.name],
   };
-  if (!(await isEntryCached(entry))) {
-    await fillCacheEntry(
-      entry,
-      async (scratch, onProgress) => {
-        const started = Date.now();
-        const report = (phase: 'fetching' | 'fetched') =>
-          onProgress({ component: pin.name, version: pin.version, phase, elapsedMs: Date.now() - started });
-        report('fetching');
-        // apt's lists are shared between fetches of this suite; apt locks them itself.
-        await fetchInto(pin, join(root, `apt-${pin.suite}`), scratch);
-        report('fetched');
-      },
-      options.onProgress ?? streamProgressReporter(),
-    );
-  }
+  // apt's lists are shared between fetches of this suite; apt locks them itself.
+  await fetchOnce(
+    entry,
+    pin.version,
+    (scratch) => fetchInto(pin, join(root, `apt-${pin.suite}`), scratch),
+    options.onProgress ?? streamProgressReporter(),
+  );
   return join(entryBinDir(entry), pin.name);
 }

@@ -165,3 +165,36 @@ export function runnableFileAs(user: string, file: string): string {
   }
   return stagedFile;
 }
+
+/**
+ * `dir`'s path, or that of a staged copy (hard links where possible), such that `user` can read
+ * and run everything in it: a relocatable installation in a private cache (a PostgreSQL build's
+ * `bin` with its sibling `lib` and `share`, which is why the parent of `dir` is staged whole) run
+ * by the `postgres` OS user. Keyed by the parent's name and mtime. Without root it is `dir` itself.
+ *
+ * @example
+ * ```ts
+ * const pgBin = runnableDirAs('postgres', await ensurePostgres('16')); // …/bin
+ * ```
+ */
+export function runnableDirAs(user: string, dir: string): string {
+  if (process.getuid?.() !== 0 || accessibleBy(user, join(dir, '.'), 5)) return dir;
+  const install = dirname(dir);
+  const staged = join(
+    tmpdir(),
+    `kanri-tree-${basename(install)}-${Math.floor(statSync(install).mtimeMs).toString(36)}`,
+  );
+  const stagedDir = join(staged, basename(dir));
+  if (existsSync(stagedDir)) return stagedDir;
+  const temp = `${staged}.${process.pid}`;
+  rmSync(temp, { recursive: true, force: true });
+  pruneStale(staged, 'kanri-tree-');
+  linkOrCopy(install, temp);
+  spawnSync('chmod', ['-R', 'a+rX', temp]);
+  try {
+    renameSync(temp, staged);
+  } catch {
+    rmSync(temp, { recursive: true, force: true }); // another process staged it first
+  }
+  return stagedDir;
+}
