@@ -20,6 +20,7 @@ import { names, type PostgresCluster, PostgresClusterResource, postgresOperator 
 import {
   ensurePgBackRest,
   isProcessAlive,
+  postgresVersionImages,
   runnableAs,
   runnableFileAs,
   serviceAddress,
@@ -79,20 +80,19 @@ export async function serve(dir: string): Promise<void> {
     s3: true,
     processNodes: {
       count: 2,
-      images: {
-        [IMAGE]: {
-          // As the image's ENTRYPOINT (packages/postgres/Dockerfile), with its small young generation.
-          // Node itself too: postgres runs the agent's archive command with it, and a Node.js
-          // installed under /root (test-node.mjs's) is out of the postgres user's reach.
-          entrypoint: [
-            runnableFileAs('postgres', process.execPath),
-            '--max-semi-space-size=1',
-            runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
-          ],
-          user: 'postgres',
-          env: { KANRI_PGBACKREST: pgbackrest },
-        },
-      },
+      // One mapping per tag: the seed's `postgresVersion: 16` runs a real PostgreSQL 16.
+      images: await postgresVersionImages(IMAGE, {
+        // As the image's ENTRYPOINT (packages/postgres/Dockerfile), with its small young generation.
+        // Node itself too: postgres runs the agent's archive command with it, and a Node.js
+        // installed under /root (test-node.mjs's) is out of the postgres user's reach.
+        entrypoint: [
+          runnableFileAs('postgres', process.execPath),
+          '--max-semi-space-size=1',
+          runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
+        ],
+        user: 'postgres',
+        env: { KANRI_PGBACKREST: pgbackrest },
+      }),
     },
   });
   const admin = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
@@ -140,7 +140,7 @@ export async function serve(dir: string): Promise<void> {
       kind: 'PostgresCluster',
       metadata: { name: CLUSTER, namespace: NAMESPACE },
       spec: {
-        postgresVersion: 15,
+        postgresVersion: 16,
         instances: [
           {
             name: 'instance1',

@@ -1,6 +1,8 @@
 /** @kanri/postgres: the PostgresCluster API, its operator and the instance agent. */
 
 export * from './api/backup-options.js';
+export * from './api/major-upgrade-status.js';
+export * from './api/pg-upgrade.js';
 export * from './api/postgres-backup.js';
 export * from './api/postgres-cluster.js';
 export * from './contract/index.js';

@@ -32,8 +32,12 @@ const NAMESPACE = 'fence';
 const CLUSTER = 'fx';
 const [PRIMARY, REPLICA, GHOST] = ['fx-a-0', 'fx-a-1', 'fx-ghost'] as const;
 
-/** Short HA timings so the test sees a lost Lease within seconds. */
-const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 };
+/**
+ * Short HA timings so the test sees a lost Lease within seconds. Without the failsafe mode: here a
+ * primary cut off from the API server alone must fence (with it, the replica would vouch for it;
+ * failover-failsafe.test.ts tests that).
+ */
+const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1, failsafeMode: false };
 
 describe('instance agent: fencing and following the Lease', { timeout: 600_000 }, () => {
   let cp: ControlPlane;
@@ -207,7 +211,7 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
     assert.equal(slot?.primary_slot_name, names.slot(REPLICA));
   });
 
-  it('postgres dies with its agent, even when the agent is killed outright', async () => {
+  it("postgres dies with the agent's main process (its keeper), even when that is killed outright", async () => {
     const postmaster = replica.postmasterPid();
     assert.ok(postmaster);
     await stopAgent(replica, 'SIGKILL');

@@ -50,6 +50,7 @@ describe('PostgresCluster admission against a real API server', () => {
     assert.equal(created.spec.postgresVersion, 16);
     assert.equal(created.spec.instances[0]?.replicas, 3);
     assert.deepEqual(created.spec.instances[0]?.dataVolumeClaimSpec.resources.requests, { storage: '20Gi' });
+    assert.equal(created.spec.userRemovalPolicy, 'Retain', 'a removed user is kept unless asked otherwise');
     assert.deepEqual(created.spec.backups?.pgbackrest.configuration, [{ secret: { name: 'pgo-s3-creds' } }]);
     assert.deepEqual(created.spec.backups?.pgbackrest.repos, [
       {
@@ -62,6 +63,15 @@ describe('PostgresCluster admission against a real API server', () => {
   it('rejects replicas: 0 naming the field', async () => {
     const message = await rejection({ postgresVersion: 15, instances: [{ replicas: 0, dataVolumeClaimSpec: volume }] });
     assert.match(message, /spec\.instances\[0\]\.replicas/);
+  });
+
+  it('rejects an unknown userRemovalPolicy naming the field', async () => {
+    const message = await rejection({
+      postgresVersion: 15,
+      instances: [{ dataVolumeClaimSpec: volume }],
+      userRemovalPolicy: 'Delete',
+    });
+    assert.match(message, /spec\.userRemovalPolicy/);
   });
 
   it('rejects an unsupported postgresVersion naming the field', async () => {
@@ -97,6 +107,77 @@ describe('PostgresCluster admission against a real API server', () => {
       ],
     });
     assert.match(duplicate, /spec\.instances: .*instance set names must be unique/);
+  });
+
+  it('refuses upper-case names (postgres folds them past the lists), keys that are not setting names, reserved ones, shell commands, fsync off, and synchronous_commit local in synchronous mode, each saying why', async () => {
+    const spec = (parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      postgresVersion: 15,
+      instances: [{ replicas: 2, dataVolumeClaimSpec: volume }],
+      config: { parameters },
+      ...extra,
+    });
+    // postgres folds names to lower case: an upper-case spelling must not slip past the lists.
+    assert.match(await rejection(spec({ DATA_DIRECTORY: '/tmp/x' })), /parameter names are lower-case letters/);
+    assert.match(await rejection(spec({ data_directory: '/tmp/x' })), /managed by the operator: .*data_directory/);
+    assert.match(await rejection(spec({ recovery_target_time: 'now' })), /managed by the operator/);
+    assert.match(await rejection(spec({ 'work_mem = 1MB\nfsync': 'off' })), /parameter names are lower-case letters/);
+    assert.match(
+      await rejection(spec({ archive_cleanup_command: 'curl evil' })),
+      /run shell commands in the instances/,
+    );
+    assert.match(await rejection(spec({ fsync: 'Off' })), /fsync and full_page_writes cannot be off/);
+    assert.match(await rejection(spec({ full_page_writes: 0 })), /cannot be off/);
+    const local = await rejection(spec({ synchronous_commit: 'local' }, { ha: { synchronous: {} } }));
+    assert.match(local, /spec\.config\.parameters/);
+    assert.match(local, /synchronous_commit cannot be local or off with ha\.synchronous/);
+    // What stays allowed: the same settings with safe values, and synchronous_commit local without the promise.
+    for (const [name, parameters, extra] of [
+      ['fsync-on', { fsync: 'on', full_page_writes: 'on', work_mem: '8MB', 'auto_explain.log_min_duration': 100 }, {}],
+      ['async-local', { synchronous_commit: 'local' }, {}],
+      ['sync-remote', { synchronous_commit: 'remote_apply' }, { ha: { synchronous: {} } }],
+    ] as const)
+      await clusters().create(
+        { metadata: { name, namespace: 'default' }, spec: spec(parameters, extra) } as unknown as PostgresCluster,
+        { dryRun: true },
+      );
+  });
+
+  it('refuses what would break the cluster later: user names no Secret can carry or the operator owns, more instances than WAL senders, timings the elector refuses', async () => {
+    const base = { postgresVersion: 15, instances: [{ replicas: 2, dataVolumeClaimSpec: volume }] };
+    const underscore = await rejection({ ...base, users: [{ name: 'app_user' }] });
+    assert.match(underscore, /spec\.users\[0\]\.name/);
+    for (const name of ['postgres', 'streaming_replica']) {
+      const reserved = await rejection({ ...base, users: [{ name }] });
+      assert.match(reserved, /spec\.users\[0\]\.name/, name);
+    }
+    assert.match(await rejection({ ...base, users: [{ name: 'postgres' }] }), /roles the operator manages itself/);
+    const many = await rejection({
+      postgresVersion: 15,
+      instances: [
+        { name: 'a', replicas: 5, dataVolumeClaimSpec: volume },
+        { name: 'b', replicas: 4, dataVolumeClaimSpec: volume },
+      ],
+    });
+    assert.match(many, /spec\.instances: .*at most 8 instances in all/);
+    const timings = await rejection({
+      ...base,
+      ha: { leaseDurationSeconds: 15, renewDeadlineSeconds: 6, retryPeriodSeconds: 5 },
+    });
+    assert.match(timings, /spec\.ha\.retryPeriodSeconds/);
+    assert.match(timings, /renewDeadlineSeconds must exceed 1\.2 × retryPeriodSeconds/);
+    // The edges that stay allowed: a hyphenated user, 8 instances, renew deadline just over 1.2 × retry.
+    await clusters().create(
+      {
+        metadata: { name: 'edges', namespace: 'default' },
+        spec: {
+          postgresVersion: 15,
+          instances: [{ replicas: 8, dataVolumeClaimSpec: volume }],
+          users: [{ name: 'app-user' }],
+          ha: { leaseDurationSeconds: 15, renewDeadlineSeconds: 7, retryPeriodSeconds: 5 },
+        },
+      } as PostgresCluster,
+      { dryRun: true },
+    );
   });
 
   it('rejects a synchronous number the replicas cannot meet, naming the field', async () => {

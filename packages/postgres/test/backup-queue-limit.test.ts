@@ -35,9 +35,12 @@ describe('a long repository outage: switchover waits, the queue limit drops WAL'
     const backups = backupsSpec(s3);
     // pgBackRest checks the queue when an asynchronous push starts; short I/O timeouts and no
     // retries make the one stuck on the unreachable repo give up, so the next one starts sooner.
+    // 64 MB, not 32: WAL written before the stanza exists waits in pg_wal, and after a slow stanza
+    // creation that backlog passed 32 MB once, so pgBackRest dropped segment 1 at once and the setup
+    // never saw WALArchiving True (a CI run printed it). The outage below writes 80 MB.
     backups.pgbackrest.global = {
       ...backups.pgbackrest.global,
-      'archive-push-queue-max': '32MB',
+      'archive-push-queue-max': '64MB',
       'io-timeout': '5',
       'job-retry': '0',
     };
@@ -68,7 +71,7 @@ describe('a long repository outage: switchover waits, the queue limit drops WAL'
     await sqlOn(env, CLUSTER, 'CREATE TABLE t (n int)');
     await s3.stop();
     const stopped = performance.now();
-    // Each switch after a write closes a 16 MiB segment: four exceed the 32 MB queue.
+    // Each switch after a write closes a 16 MiB segment: five exceed the 64 MB queue.
     for (let n = 0; n < 5; n++) {
       await sqlOn(env, CLUSTER, 'INSERT INTO t VALUES ($1)', [n]);
       await switchWal(env, CLUSTER);

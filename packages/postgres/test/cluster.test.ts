@@ -17,6 +17,7 @@ import {
   clusters,
   connect,
   type PostgresEnv,
+  primarySql,
   secretValue,
   serviceAddress,
   startPostgresEnv,
@@ -36,25 +37,14 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
   const podIP = async (name: string) =>
     (await env.client.resource<Pod>('v1', 'Pod').get(name, { namespace: 'default' })).status?.podIP ?? '';
   const superuser = () => secretValue(env.client, names.superuserSecret('hippo'), 'password');
-  const primarySql = async (sql: string) => {
-    const db = await connect(
-      await serviceAddress(env.cp, 'default', 'hippo-primary', 5432),
-      'postgres',
-      await superuser(),
-    );
-    try {
-      return (await db.query(sql)).rows;
-    } finally {
-      await db.end();
-    }
-  };
+  const sql = (text: string) => primarySql(env, 'hippo', text);
   const scale = (replicas: number) =>
     clusters(env.client).patch('hippo', [{ op: 'replace', path: '/spec/instances/0/replicas', value: replicas }], {
       namespace: 'default',
       type: 'json',
     });
   const streamingReplicas = async () =>
-    (await primarySql("select application_name from pg_stat_replication where state = 'streaming'")).map(
+    (await sql("select application_name from pg_stat_replication where state = 'streaming'")).map(
       (r) => r.application_name as string,
     );
 
@@ -85,8 +75,8 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
   });
 
   it('replicates a row written through <name>-primary to both replicas', async () => {
-    await primarySql('create table t (id int primary key, v text)');
-    await primarySql("insert into t values (1, 'hello')");
+    await sql('create table t (id int primary key, v text)');
+    await sql("insert into t values (1, 'hello')");
     const cluster = await clusters(env.client).get('hippo', { namespace: 'default' });
     const replicas = (cluster.status?.instances ?? []).filter((i) => i.role === 'replica');
     assert.equal(replicas.length, 2);
@@ -181,7 +171,7 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     await scale(5);
     await waitReady(env.client, 'hippo', 5, 300_000);
     await waitFor('4 streaming replicas', async () => (await streamingReplicas()).length === 4, 60_000, 500);
-    await primarySql("insert into t values (2, 'after scale-up')");
+    await sql("insert into t values (2, 'after scale-up')");
     const five = await pods('hippo');
     for (const pod of five.filter((p) => p.metadata?.labels?.[LABEL.role] === 'replica')) {
       const db = await connect(`${pod.status?.podIP}:5432`, 'postgres', await superuser());

@@ -24,6 +24,7 @@ import {
   superuserPassword,
   waitHealthy,
 } from './support/failover-env.js';
+import { dataDirState, REWOUND_DECISION, rejoinEvents, volumeDirOf } from './support/rejoin-checks.js';
 
 const HA = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 1 };
 
@@ -56,7 +57,8 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
 
   it('a primary cut off from the API server stops taking writes before its Lease can expire; a replica takes over; it rejoins', async () => {
     const name = 'fence';
-    const { primary, ipOf, password } = await setUp(name, 3);
+    // Without the failsafe mode, which would keep a primary that its replicas vouch for (failover-failsafe.test.ts).
+    const { primary, ipOf, password } = await setUp(name, 3, { ...HA, failsafeMode: false });
     const writer = new SequenceWriter(env.cp, name, password);
     const watcher = new SplitBrainWatcher(
       [...ipOf].map(([pod, ip]) => ({ name: pod, ip })),
@@ -65,6 +67,8 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
     writer.start();
     watcher.start();
     try {
+      const volume = await volumeDirOf(env.client, primary);
+      const dirBefore = await dataDirState(volume);
       await waitFor('writes to flow', () => writer.acks.length > 20, 60_000, 50);
       const proxy = nodeOf(env.cp, primary).apiProxy;
       assert.ok(proxy);
@@ -113,7 +117,16 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
         250,
       );
       console.log(`# fenced primary rejoined: ${report.rejoin}`);
-      assert.match(report.rejoin ?? '', /pg_rewind/);
+      // pg_rewind succeeded in place: not "pg_rewind failed", then a re-clone.
+      assert.match(report.rejoin ?? '', REWOUND_DECISION);
+      const dirAfter = await dataDirState(volume);
+      assert.equal(dirAfter.inode, dirBefore.inode, 'the same data directory, rewound in place');
+      assert.equal(dirAfter.setAsideInode, dirBefore.setAsideInode, 'no data directory was set aside');
+      const events = await waitFor('the Rewound Event', async () => {
+        const e = await rejoinEvents(env.client, name, primary);
+        return e.rewound.length > 0 ? e : undefined;
+      });
+      assert.deepEqual([...events.failed, ...events.recloned], [], 'no RewindFailed or Recloned Event');
       await watcher.stop();
       assert.deepEqual(watcher.violations(), []);
     } finally {

@@ -1,13 +1,17 @@
 /**
  * Failover acceptance with the default HA settings (15 s lease): 10 times the primary's host loses
  * power (every process SIGKILLed, the Pod still Running in the API), a replica takes over without
- * the operator's help, a client writing through `<name>-primary` resumes, and the old primary,
- * powered on again, rejoins through pg_rewind with data equal to the new primary's. A watcher
- * tries a write on every instance every 50 ms throughout: never do two accept writes at once.
+ * the operator's help within the README's bound (lease + 2 s), a client writing through
+ * `<name>-primary` resumes, no acknowledged commit is lost beyond the WAL the failover may give up
+ * (`ha.maximumLagOnFailover`), and the old primary, powered on again, rejoins through pg_rewind
+ * (its data directory kept, not re-cloned) with data equal to the new primary's. A watcher tries a
+ * write on every instance every 50 ms throughout: never do two accept writes at once.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '@kanri/testenv';
+import { HA_DEFAULTS } from '../src/index.js';
+import { forkOf, lostCommits, walBytes } from './support/commit-loss.js';
 import {
   clusters,
   type FailoverEnv,
@@ -24,10 +28,21 @@ import {
   superuserPassword,
   waitHealthy,
 } from './support/failover-env.js';
+import { dataDirState, REWOUND_DECISION, rejoinEvents, volumeDirOf } from './support/rejoin-checks.js';
 
 const CLUSTER = 'rto';
 const TRIALS = 10;
-const LEASE_SECONDS = 15;
+const LEASE_SECONDS = HA_DEFAULTS.leaseDurationSeconds;
+/**
+ * The README's RTO goal, a bound from the Lease timings rather than a speed: the crashed primary
+ * renewed its Lease before the crash, so the replicas (which time the Lease from the renewal they
+ * saw) find it expired at most `leaseDurationSeconds` after the crash. What follows gets 2 s: the
+ * ranking (a peer that does not answer within 1 s is dropped), the Lease write, the promotion, the
+ * role label and the client's next lookup and connection. Measured, these take 0.1–0.3 s.
+ */
+const RTO_BOUND_MS = (LEASE_SECONDS + 2) * 1000;
+/** Asynchronous replication may lose at most this much WAL in a failover (the promoted replica's lag). */
+const MAXIMUM_LAG_BYTES = HA_DEFAULTS.maximumLagOnFailover;
 
 describe('failover with default HA settings: RTO, commits lost (async), no split brain, pg_rewind', {
   timeout: 30 * 60_000,
@@ -65,11 +80,17 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
   it(`a replica takes over from a crashed primary, ${TRIALS} times; the old primary rejoins with pg_rewind`, async () => {
     const rtos: number[] = [];
     const lost: number[] = [];
+    const lostWal: number[] = [];
+    const lateAcks: number[] = [];
     const rewinds: string[] = [];
     const lostSoFar = new Set<number>();
     for (let trial = 1; trial <= TRIALS; trial++) {
       const { primary } = await waitHealthy(env.client, CLUSTER, 3);
       const oldIP = ipOf.get(primary) as string;
+      const volume = await volumeDirOf(env.client, primary);
+      const dirBefore = await dataDirState(volume);
+      assert.ok(dirBefore.inode !== undefined, `${primary} has a data directory at ${dirBefore.pgdata}`);
+      const eventsBefore = await rejoinEvents(env.client, CLUSTER, primary);
       const acked = writer.acks.length;
       await waitFor('writes to flow', () => writer.acks.length > acked + 20, 60_000, 50);
       const node = nodeOf(env.cp, primary);
@@ -86,16 +107,25 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
       const holder = (await leaseOf(env.client, CLUSTER)).spec?.holderIdentity;
       assert.notEqual(holder, primary);
       assert.equal(ipOf.get(holder ?? ''), first.host, 'the write landed on the Lease holder');
-      // Every commit acknowledged before the crash that the new primary does not have is lost.
-      const before = writer.acks.filter((a) => a.at < crashedAt).map((a) => a.n);
-      const rows = await sql<{ n: string }>(first.host, password, 'SELECT n FROM seq WHERE n <= $1', [
-        Math.max(0, ...before),
-      ]);
-      const present = new Set(rows.map((r) => Number(r.n)));
+      // Every acknowledged commit counts, those acknowledged while the host went down included.
+      const all = [...writer.acks];
+      lateAcks.push(all.filter((a) => a.at >= crashedAt && a.host === oldIP).length);
       // Commits lost in earlier trials stay lost: count only this crash's.
-      const lostNow = before.filter((n) => !present.has(n) && !lostSoFar.has(n));
-      for (const n of lostNow) lostSoFar.add(n);
+      const lostNow = (await lostCommits(first.host, password, all)).filter((a) => !lostSoFar.has(a.n));
+      for (const a of lostNow) lostSoFar.add(a.n);
       lost.push(lostNow.length);
+      // What asynchronous replication may lose: the crashed primary's WAL past the point where the
+      // new primary's timeline forked, and no more than ha.maximumLagOnFailover of it.
+      const fork = await forkOf(first.host, password);
+      for (const a of lostNow) {
+        assert.equal(a.host, oldIP, `lost commit ${a.n} was acknowledged by the crashed primary`);
+        assert.ok(walBytes(fork.lsn, a.lsn) > 0, `lost commit ${a.n} (${a.lsn}) lies past the fork at ${fork.lsn}`);
+      }
+      lostWal.push(Math.max(0, ...lostNow.map((a) => walBytes(fork.lsn, a.lsn))));
+      assert.ok(
+        (lostWal.at(-1) as number) <= MAXIMUM_LAG_BYTES,
+        `${lostWal.at(-1)} bytes of acknowledged WAL lost, more than maximumLagOnFailover (${MAXIMUM_LAG_BYTES})`,
+      );
 
       await node.recover();
       const rejoined = await waitFor(
@@ -107,8 +137,20 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
         180_000,
         250,
       );
-      assert.match(rejoined.rejoin ?? '', /pg_rewind/);
-      rewinds.push(rejoined.rejoin ?? '');
+      // pg_rewind ran and succeeded: not "pg_rewind failed", then a re-clone.
+      const decision = rejoined.rejoin ?? '';
+      assert.match(decision, REWOUND_DECISION);
+      assert.ok(decision.includes(holder ?? '?'), `rewound from the new primary ${holder}: ${decision}`);
+      const dirAfter = await dataDirState(volume);
+      assert.equal(dirAfter.inode, dirBefore.inode, 'the same data directory, rewound in place');
+      assert.equal(dirAfter.setAsideInode, dirBefore.setAsideInode, 'no data directory was set aside for a re-clone');
+      const events = await waitFor('the Rewound Event', async () => {
+        const e = await rejoinEvents(env.client, CLUSTER, primary);
+        return e.rewound.length > eventsBefore.rewound.length ? e : undefined;
+      });
+      assert.equal(events.failed.length, eventsBefore.failed.length, 'no RewindFailed Event');
+      assert.equal(events.recloned.length, eventsBefore.recloned.length, 'no Recloned Event');
+      rewinds.push(decision);
       // Its data equals the new primary's up to a point both have.
       const [{ m } = { m: '0' }] = await sql<{ m: string }>(first.host, password, 'SELECT max(n)::text AS m FROM seq');
       const digest = `SELECT count(*)::text AS c, md5(string_agg(n::text, ',' ORDER BY n)) AS h FROM seq WHERE n <= ${Number(m)}`;
@@ -120,21 +162,25 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
       );
       assert.deepEqual(await sql(oldIP, password, digest), await sql(first.host, password, digest));
       console.log(
-        `# trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${(rto / 1000).toFixed(2)} s; commits lost ${lost.at(-1)}; ${rejoined.rejoin}`,
+        `# trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${(rto / 1000).toFixed(2)} s; commits lost ${lost.at(-1)} (${lostWal.at(-1)} bytes of WAL past the fork; ${lateAcks.at(-1)} acknowledged by ${primary} at or after the crash); ${decision}`,
       );
     }
     const med = median(rtos) / 1000;
+    const max = Math.max(...rtos) / 1000;
     console.log(
-      `# RTO (default settings, lease ${LEASE_SECONDS} s, ${TRIALS} crashes): median ${med.toFixed(2)} s, max ${(Math.max(...rtos) / 1000).toFixed(2)} s, min ${(Math.min(...rtos) / 1000).toFixed(2)} s`,
+      `# RTO (default settings, lease ${LEASE_SECONDS} s, ${TRIALS} crashes): median ${med.toFixed(2)} s, max ${max.toFixed(2)} s, min ${(Math.min(...rtos) / 1000).toFixed(2)} s; bound ${RTO_BOUND_MS / 1000} s, margin ${(RTO_BOUND_MS / 1000 - max).toFixed(2)} s`,
     );
     console.log(
-      `# commits lost (async): ${lost.reduce((a, b) => a + b, 0)} in ${TRIALS} crashes (${lost.join(', ')}); ${writer.acks.length} acknowledged`,
+      `# commits lost (async): ${lost.reduce((a, b) => a + b, 0)} in ${TRIALS} crashes (${lost.join(', ')}); at most ${Math.max(...lostWal)} bytes of WAL (bound ${MAXIMUM_LAG_BYTES}); ${writer.acks.length} acknowledged, ${lateAcks.reduce((a, b) => a + b, 0)} of them by a primary at or after its crash`,
     );
     console.log(
-      `# rejoins: ${rewinds.filter((r) => /rewound/.test(r)).length} rewound, ${rewinds.filter((r) => /no rewind/.test(r)).length} needed none`,
+      `# rejoins: ${rewinds.filter((r) => /rewound/.test(r)).length} rewound, ${rewinds.filter((r) => /no rewind/.test(r)).length} needed none; 0 re-cloned`,
     );
-    // The issue's goal: lease duration + 2 s (generously: the median, on a shared 2-core machine).
-    assert.ok(med <= LEASE_SECONDS + 2 + 3, `median RTO ${med.toFixed(2)} s`);
+    assert.deepEqual(
+      rtos.filter((ms) => ms > RTO_BOUND_MS).map((ms) => `${(ms / 1000).toFixed(2)} s`),
+      [],
+      `every RTO within lease + 2 s = ${RTO_BOUND_MS / 1000} s`,
+    );
   });
 
   it('never had two instances accept writes at the same time', async () => {

@@ -1,6 +1,6 @@
 /**
  * The end-to-end harness: a real control plane with process nodes that run the instance agent
- * (and through it real PostgreSQL 15), the PostgresCluster CRD, the operator's generated RBAC,
+ * (and through it real PostgreSQL of the image tag's version: 14, 15, 15.19, 16 or 17), the PostgresCluster CRD, the operator's generated RBAC,
  * and the operator itself as a child process under its own ServiceAccount identity.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -13,6 +13,7 @@ import { KubeClient, type KubeObject } from '@kanri/client';
 import {
   type ControlPlane,
   ensurePgBackRest,
+  postgresVersionImages,
   runnableAs,
   runnableFileAs,
   serviceAddress,
@@ -21,6 +22,8 @@ import {
 } from '@kanri/testenv';
 import pg from 'pg';
 import {
+  names,
+  PGUpgradeResource,
   PostgresBackupResource,
   type PostgresCluster,
   PostgresClusterResource,
@@ -44,11 +47,35 @@ export interface PostgresEnv {
 }
 
 export async function startPostgresEnv(
-  options: { processNodes?: number; apiProxy?: boolean; s3?: boolean; pgbackrest?: boolean } = {},
+  options: {
+    processNodes?: number;
+    apiProxy?: boolean;
+    s3?: boolean;
+    pgbackrest?: boolean;
+    /** More tags of IMAGE, each running the programs in the given directory (a deliberately broken install, say). */
+    extraTags?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<PostgresEnv> {
   // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
   const pgbackrest =
     options.s3 || options.pgbackrest ? runnableFileAs('postgres', await ensurePgBackRest()) : undefined;
+  // One mapping per tag (…:16 runs a real 16); an unknown tag fails to pull, as on a real node.
+  const versions = await postgresVersionImages(IMAGE, {
+    // Node itself too: postgres runs the agent's archive command with it, and a Node.js
+    // installed under /root (test-node.mjs's) is out of the postgres user's reach.
+    entrypoint: [runnableFileAs('postgres', process.execPath), runnableAs('postgres', join(dist, 'agent', 'main.js'))],
+    user: 'postgres',
+    ...(pgbackrest ? { env: { KANRI_PGBACKREST: pgbackrest } } : {}),
+  });
+  const base = versions[`${IMAGE}:15`];
+  const images = {
+    ...versions,
+    ...Object.fromEntries(
+      Object.entries(options.extraTags ?? {}).flatMap(([tag, bin]) =>
+        base ? [[`${IMAGE}:${tag}`, { ...base, env: { ...base.env, PG_BIN: bin } }]] : [],
+      ),
+    ),
+  };
   const cp = await startControlPlane({
     controllers: true,
     ...(options.s3 ? { s3: true } : {}),
@@ -56,18 +83,7 @@ export async function startPostgresEnv(
       count: options.processNodes ?? 2,
       // Each node's Pods reach the API server through the node's own fault proxy (cutting one host off).
       apiProxy: options.apiProxy ?? false,
-      images: {
-        [IMAGE]: {
-          // Node itself too: postgres runs the agent's archive command with it, and a Node.js
-          // installed under /root (test-node.mjs's) is out of the postgres user's reach.
-          entrypoint: [
-            runnableFileAs('postgres', process.execPath),
-            runnableAs('postgres', join(dist, 'agent', 'main.js')),
-          ],
-          user: 'postgres',
-          ...(pgbackrest ? { env: { KANRI_PGBACKREST: pgbackrest } } : {}),
-        },
-      },
+      images,
     },
   });
   const logDir = await mkdtemp(join(tmpdir(), 'kanri-pg-logs-'));
@@ -76,6 +92,7 @@ export async function startPostgresEnv(
     client.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test-installer', force: true });
   await apply(PostgresClusterResource.crd as unknown as Record<string, unknown>);
   await apply(PostgresBackupResource.crd as unknown as Record<string, unknown>);
+  await apply(PGUpgradeResource.crd as unknown as Record<string, unknown>);
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
   for (const object of postgresOperator.rbac()) await apply(object);
   await waitFor('the PostgresCluster CRD to be served', () =>
@@ -184,6 +201,20 @@ export async function connect(address: string, user: string, password: string, d
 export async function secretValue(client: KubeClient, name: string, key: string): Promise<string> {
   const secret = await client.resource('v1', 'Secret').get(name, { namespace: 'default' });
   return Buffer.from((secret as { data: Record<string, string> }).data[key] ?? '', 'base64').toString('utf8');
+}
+
+/**
+ * Runs `sql` as the superuser on the cluster's primary, through `<cluster>-primary` (its
+ * EndpointSlice: there is no cluster DNS or kube-proxy here), and resolves the rows.
+ */
+export async function primarySql(env: PostgresEnv, cluster: string, sql: string): Promise<Record<string, unknown>[]> {
+  const password = await secretValue(env.client, names.superuserSecret(cluster), 'password');
+  const db = await connect(await serviceAddress(env.cp, 'default', `${cluster}-primary`, 5432), 'postgres', password);
+  try {
+    return (await db.query(sql)).rows;
+  } finally {
+    await db.end();
+  }
 }
 
 export { serviceAddress };

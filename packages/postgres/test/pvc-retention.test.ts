@@ -2,22 +2,26 @@
  * README claim about `persistentVolumeClaimRetentionPolicy.whenScaled`, end to end: with `Retain`
  * a replica removed by scaling down leaves its data volume behind, released from the cluster (no
  * owner reference), so it survives even deleting the cluster; with the default (`Delete`) the
- * removed replica's volume is deleted.
+ * removed replica's volume is deleted. A retained volume that a later scale-up reattaches is
+ * checked before postgres runs on it (system identifier, timeline) and the result stated in an
+ * Event: the cluster's own data is used as it is; another cluster's (the same name, created
+ * again) is set aside and the instance re-cloned.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isNotFound } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
-import { LABEL, names } from '../src/contract/index.js';
+import { EVENT_REASON, LABEL, names, readPodReport } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
-import { dataClaims, instancePods } from './support/cluster-observers.js';
+import { clusterEvents, dataClaims, instancePods, waitForClusterEvent } from './support/cluster-observers.js';
 
 const CLUSTER = 'keep';
 
 describe('persistentVolumeClaimRetentionPolicy.whenScaled', { timeout: 15 * 60_000 }, () => {
   let env: PostgresEnv;
   let retained: string | undefined;
+  let firstSystemIdentifier: string | undefined;
   const claims = () => env.client.resource<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim');
   const claim = (name: string) =>
     claims()
@@ -87,6 +91,30 @@ describe('persistentVolumeClaimRetentionPolicy.whenScaled', { timeout: 15 * 60_0
     assert.equal(released.metadata?.uid, uid, 'the same claim, not a new one');
     assert.equal(released.metadata?.deletionTimestamp, undefined);
     assert.equal(released.status?.phase, 'Bound');
+    firstSystemIdentifier = (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).status
+      ?.systemIdentifier;
+    assert.ok(firstSystemIdentifier);
+  });
+
+  it('a scale-up reattaches the retained claim, checks it (same cluster) and uses it', async () => {
+    await scale(3);
+    const ready = await waitReady(env.client, CLUSTER, 3, 180_000);
+    const instance = retained?.replace(/-pgdata$/, '') as string;
+    assert.ok(ready.status?.instances?.some((i) => i.name === instance && i.ready));
+    const event = await waitForClusterEvent(env.client, CLUSTER, {
+      type: 'Normal',
+      reason: EVENT_REASON.dataVolumeChecked,
+      note: new RegExp(
+        `^${instance}: data volume checked before use: system identifier ${firstSystemIdentifier} is the cluster's`,
+      ),
+    });
+    assert.match(event.note, /; timeline \d+/);
+    // Used as it was: not re-cloned.
+    assert.equal(
+      (await clusterEvents(env.client, CLUSTER)).some((e) => e.reason === EVENT_REASON.recloned),
+      false,
+    );
+    assert.equal(await scaleDownByOne(3), instance, 'the same instance goes again, and its claim is retained again');
   });
 
   it('Delete (the default): the removed replica’s claim is deleted', async () => {
@@ -124,5 +152,45 @@ describe('persistentVolumeClaimRetentionPolicy.whenScaled', { timeout: 15 * 60_0
     const survivor = await claim(retained as string);
     assert.ok(survivor, `${retained} survived the cluster`);
     assert.equal(survivor.metadata?.deletionTimestamp, undefined);
+  });
+
+  it('a new cluster of the same name does not use the old one’s retained data: it re-clones', async () => {
+    await waitFor(
+      'the old leader Lease to go with its cluster',
+      async () =>
+        env.client
+          .resource('coordination.k8s.io/v1', 'Lease')
+          .get(names.leaderLease(CLUSTER), { namespace: 'default' })
+          .then(
+            () => undefined,
+            (error: unknown) => (isNotFound(error) ? true : undefined),
+          ),
+      60_000,
+      250,
+    );
+    await clusters(env.client).create(
+      clusterManifest(CLUSTER, 3, { persistentVolumeClaimRetentionPolicy: { whenScaled: 'Retain' } }),
+    );
+    const ready = await waitReady(env.client, CLUSTER, 3, 240_000);
+    const systemIdentifier = ready.status?.systemIdentifier;
+    assert.ok(systemIdentifier && systemIdentifier !== firstSystemIdentifier, 'a new cluster, a new identifier');
+    const instance = retained?.replace(/-pgdata$/, '') as string;
+    const refused = await waitForClusterEvent(env.client, CLUSTER, {
+      type: 'Warning',
+      reason: EVENT_REASON.dataVolumeChecked,
+      note: new RegExp(
+        `^${instance}: .*system identifier ${firstSystemIdentifier} is not the cluster's \\(${systemIdentifier}`,
+      ),
+    });
+    assert.match(refused.note, /belongs to another cluster; it is set aside and the primary cloned instead/);
+    await waitForClusterEvent(env.client, CLUSTER, {
+      type: 'Normal',
+      reason: EVENT_REASON.recloned,
+      note: new RegExp(`^${instance}: re-cloned: its data volume held another cluster's data`),
+    });
+    const pod = (await instancePods(env.client, CLUSTER)).find((p) => p.metadata?.name === instance);
+    const report = readPodReport(pod);
+    assert.equal(report?.systemIdentifier, systemIdentifier, 'it runs the new cluster’s data now');
+    assert.match(report?.rejoin ?? '', /re-cloned: its data volume held another cluster's data/);
   });
 });

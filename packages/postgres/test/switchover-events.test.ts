@@ -3,7 +3,8 @@
  * as Events on the PostgresCluster (the operator's `SwitchoverRequested` and `SwitchoverCompleted`,
  * the primary's `Switchover`, the operator's `PrimaryChanged`) and the operator removes the
  * annotation once the primary changed; a request for a Pod that is no member of the cluster is
- * refused with a Warning Event that says why, and the primary stays.
+ * refused with a Warning Event that says why, and the primary stays; a value is served once only
+ * while it stands, so `*` twice in a row switches twice.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -111,5 +112,32 @@ describe('switchover: Events and the annotation', { timeout: 10 * 60_000 }, () =
     assert.equal(lease.spec?.holderIdentity, primary, 'the primary stays');
     assert.equal(lease.metadata?.annotations?.[ANNOTATION.switchoverServed], 'not-a-member', 'served once');
     await annotate(null);
+    await waitFor(
+      'the served request to be forgotten once withdrawn',
+      async () =>
+        (await leaseOf(env.client, CLUSTER)).metadata?.annotations?.[ANNOTATION.switchoverServed] === undefined,
+      30_000,
+      250,
+    );
+  });
+
+  it('serves the same value again once the last request was cleared: `*` twice in a row switches twice', async () => {
+    for (const round of [1, 2]) {
+      const { primary } = await waitHealthy(env.client, CLUSTER, 2);
+      await waitFor(
+        'the operator to know the primary',
+        async () => (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).status?.primary === primary,
+        60_000,
+        250,
+      );
+      await annotate('*');
+      await waitFor(
+        `round ${round}: the annotation to be cleared`,
+        async () => (await annotation()) === undefined,
+        120_000,
+        250,
+      );
+      assert.notEqual((await leaseOf(env.client, CLUSTER)).spec?.holderIdentity, primary, `round ${round} switched`);
+    }
   });
 });

@@ -44,6 +44,7 @@ export interface LeaderInfo {
 
 export class ClusterView {
   readonly #config: Pick<AgentConfig, 'namespace' | 'cluster'>;
+  readonly #client: KubeClient;
   readonly #log: Logger;
   readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
@@ -54,6 +55,7 @@ export class ClusterView {
 
   constructor(client: KubeClient, config: Pick<AgentConfig, 'namespace' | 'cluster'>, log: Logger) {
     this.#config = config;
+    this.#client = client;
     this.#log = log;
     const { namespace, cluster } = config;
     const onError = (what: string) => (error: unknown, retryInMs: number) =>
@@ -149,6 +151,19 @@ export class ClusterView {
     return this.cluster?.metadata?.annotations?.[key];
   }
 
+  /**
+   * An annotation on the PostgresCluster as the API server has it now (a consistent list by name,
+   * which the agent's RBAC allows), for when the followed copy may lag behind what just happened.
+   */
+  async freshClusterAnnotation(key: string, signal: AbortSignal): Promise<string | undefined> {
+    const { items } = await this.#client.resource<StoredCluster>(API_VERSION, KIND).list({
+      namespace: this.#config.namespace,
+      fieldSelector: `metadata.name=${this.#config.cluster}`,
+      signal,
+    });
+    return items[0]?.metadata?.annotations?.[key];
+  }
+
   /** The ConfigMap's data, undefined while it does not exist. */
   get configData(): Readonly<Record<string, string>> | undefined {
     const configMap = this.#configMap.getByName(this.#config.namespace, names.config(this.#config.cluster));
@@ -163,6 +178,11 @@ export class ClusterView {
   /** The cluster's instance Pods, as the cache has them: the repo host is no instance (no slot, no candidate). */
   pods(): Pod[] {
     return (this.#pods.list() as Pod[]).filter((pod) => pod.metadata?.labels?.[REPO_HOST_LABEL] === undefined);
+  }
+
+  /** The Pods' cache holds a complete list (it may lag, never miss a member it has listed once). */
+  get podsSynced(): boolean {
+    return this.#pods.status.synced;
   }
 
   pod(name: string): Pod | undefined {

@@ -33,6 +33,16 @@ it('defaults to basebackup, with container paths as they are', () => {
   assert.equal(config.socketDir, '/run/postgresql');
 });
 
+it('reads what a major upgrade needs: the major to upgrade from, and where other majors are', () => {
+  const config = loadAgentConfig({ ...base, [ENV.majorUpgradeFrom]: '15', [ENV.pgBinDirs]: '15=/opt/15/bin' });
+  assert.deepEqual([config.majorUpgradeFrom, config.pgBinDirs], [15, '15=/opt/15/bin']);
+  assert.deepEqual([loadAgentConfig(base).majorUpgradeFrom, loadAgentConfig(base).pgBinDirs], [undefined, undefined]);
+  assert.throws(
+    () => loadAgentConfig({ ...base, [ENV.majorUpgradeFrom]: 'fifteen' }),
+    /PGC_MAJOR_UPGRADE_FROM must be a major version/,
+  );
+});
+
 it('names every problem, and never a secret value', () => {
   const error = (() => {
     try {

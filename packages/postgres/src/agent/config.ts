@@ -36,6 +36,10 @@ export interface AgentConfig {
   readonly agentSocket: string;
   /** postgres's archive_command: this agent's pgbackrest-archive-push.js with its control socket. */
   readonly archiveCommand: string;
+  /** On the Pod a major upgrade creates: the major its data is of (ENV.majorUpgradeFrom). */
+  readonly majorUpgradeFrom: number | undefined;
+  /** Where the image keeps other majors' programs (ENV.pgBinDirs), as `14=/a/bin;16=/b/bin`. */
+  readonly pgBinDirs: string | undefined;
 }
 
 export class AgentConfigError extends Error {
@@ -101,6 +105,9 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const bootstrapRaw = env[ENV.bootstrap] || 'basebackup';
   if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup' && bootstrapRaw !== 'restore')
     problems.push(`${ENV.bootstrap} must be "initdb", "basebackup" or "restore"`);
+  const majorUpgradeFrom = env[ENV.majorUpgradeFrom] ? Number(env[ENV.majorUpgradeFrom]) : undefined;
+  if (majorUpgradeFrom !== undefined && !Number.isInteger(majorUpgradeFrom))
+    problems.push(`${ENV.majorUpgradeFrom} must be a major version such as 15`);
   const superuserPassword = required(ENV.superuserPassword);
   const replicationPassword = required(ENV.replicationPassword);
   if (problems.length > 0) throw new AgentConfigError(`invalid agent environment: ${problems.join('; ')}`);
@@ -123,6 +130,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     runDir,
     socketDir: chooseSocketDir(runDir),
     agentSocket: join(chooseSocketDir(runDir), '.s.kanri'),
+    majorUpgradeFrom,
+    pgBinDirs: env[ENV.pgBinDirs] || undefined,
     archiveCommand: buildArchiveCommand(
       process.execPath,
       fileURLToPath(new URL('./pgbackrest-archive-push.js', import.meta.url)),

@@ -39,6 +39,8 @@ export interface AgentContext {
   readonly primaryWakeup: Wakeup;
   /** The first postgres log line saying this replica's WAL is not part of its primary's history. */
   readonly divergence: { line: string | undefined };
+  /** The first postgres log line saying the primary no longer has WAL this replica needs (see roles/reclone.ts). */
+  readonly walRemoved: { line: string | undefined };
   /** The last FATAL or PANIC line of postgres (connection refusals while starting excluded). */
   readonly lastFatal: { line: string | undefined };
   /** pgBackRest on this instance: its configuration file and commands. */

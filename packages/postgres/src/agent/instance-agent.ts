@@ -11,13 +11,22 @@
  *
  * Guarantees: postgres runs as primary only inside a leadership of the Lease, and is stopped when
  * the Lease cannot be renewed before the renew deadline (fencing), which is strictly before any
- * replica can see it expire. API errors are logged and retried, never fatal. On stop, the primary
- * stops postgres before it releases the Lease.
+ * replica can see it expire; the keeper, which runs postgres, stops it at that deadline too if
+ * this agent is stalled or dead (keeper/keeper.ts). A restarted agent adopts the postgres its
+ * keeper kept running when that is safe (roles/adopt.ts). API errors are logged and retried,
+ * never fatal. On stop, the primary stops postgres before it releases the Lease.
  */
 import { mkdir, rmdir } from 'node:fs/promises';
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
-import { type LiveStatus, names, ROLE } from '../contract/index.js';
+import {
+  EVENT_REASON,
+  type FailsafeAnswer,
+  type FailsafeRequest,
+  type LiveStatus,
+  names,
+  ROLE,
+} from '../contract/index.js';
 import { BackupsState } from './backups/backups-state.js';
 import { runInstanceTlsServer } from './backups/tls-server.js';
 import { ClusterView } from './cluster-view.js';
@@ -25,8 +34,10 @@ import type { AgentConfig } from './config.js';
 import type { AgentContext, Transition } from './context.js';
 import { AgentEvents } from './io/agent-events.js';
 import { startControlServer } from './io/control-server.js';
+import { DiskWatch } from './io/disk-watch.js';
 import type { HealthSource } from './io/http-server.js';
 import { InstanceFiles } from './io/instance-files.js';
+import { KeeperLink } from './io/keeper-link.js';
 import { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
 import type { AgentMetrics } from './io/metrics.js';
@@ -34,10 +45,13 @@ import { PgBackRest } from './io/pgbackrest.js';
 import { PgBackRestServerProcess } from './io/pgbackrest-server.js';
 import { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
+import { readControlData } from './io/rewind.js';
 import { StatusReporter } from './io/status-reporter.js';
+import type { WatchdogStatus } from './keeper/protocol.js';
 import { decideArchivePermit } from './plan/archive-plan.js';
 import { buildReport } from './plan/report.js';
 import { boot } from './roles/boot.js';
+import { answerVouch } from './roles/failsafe.js';
 import { runPrimary } from './roles/primary.js';
 import { runRejoin } from './roles/rejoin.js';
 import { runReplica } from './roles/replica.js';
@@ -51,11 +65,19 @@ export interface AgentOptions {
   readonly log: Logger;
   readonly redactor: Redactor;
   readonly metrics: AgentMetrics;
+  /** The channel to the keeper that runs postgres; by default this process's IPC channel. */
+  readonly keeper?: KeeperLink;
 }
 
 /** What a standby logs when its WAL went further than the primary's history: it must be rewound. */
 const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
+
+/**
+ * What a standby's WAL receiver logs when the primary removed WAL it still needs: its slot was
+ * invalidated by max_slot_wal_keep_size (or it had none). Streaming can never resume from there.
+ */
+const WAL_REMOVED = /requested WAL segment \S+ has already been removed/;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */
 const FATAL = /\b(FATAL|PANIC): /;
@@ -82,15 +104,29 @@ export class InstanceAgent implements HealthSource {
     const { config, client, log } = options;
     const state = new AgentStateStore(() => this.#status.wake());
     const divergence: { line: string | undefined } = { line: undefined };
+    const walRemoved: { line: string | undefined } = { line: undefined };
     const lastFatal: { line: string | undefined } = { line: undefined };
+    const disk = new DiskWatch({
+      path: config.dataDir,
+      log,
+      onChange: (full) =>
+        this.#ctx.events.record(
+          full ? 'Warning' : 'Normal',
+          EVENT_REASON.diskFull,
+          `${config.podName}: ${full ?? 'the data volume has room again'}`,
+        ),
+    });
     const postgres = new PostgresProcess({
+      keeper: options.keeper ?? new KeeperLink(),
       pgBin: options.pgBin,
       pgdata: config.pgdata,
       log: log.child({ component: 'postgres' }),
       onCrash: () => options.metrics.crashes.inc(),
       onLine: (line) => {
+        disk.seeLine(line);
         if (FATAL.test(line) && !CONNECTION_REFUSAL.test(line)) lastFatal.line = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
+        if (state.snapshot().mode === 'follow' && WAL_REMOVED.test(line)) walRemoved.line ??= line;
       },
     });
     const db = new LocalDb(config.socketDir, log);
@@ -111,6 +147,7 @@ export class InstanceAgent implements HealthSource {
       leaseRef: { client, namespace: config.namespace, name: names.leaderLease(config.cluster) },
       primaryWakeup: new Wakeup(),
       divergence,
+      walRemoved,
       lastFatal,
       pgbackrest: new PgBackRest(config, log.child({ component: 'pgbackrest' }), options.redactor),
       backups,
@@ -125,6 +162,8 @@ export class InstanceAgent implements HealthSource {
       log,
       state: () => state.snapshot(),
       backups: () => backups,
+      controlLimits: async () => (await readControlData(options.pgBin, config.pgdata, options.redactor)).limits,
+      diskFull: () => disk.check(),
     });
   }
 
@@ -166,9 +205,18 @@ export class InstanceAgent implements HealthSource {
     };
   }
 
+  /** A primary that cannot reach the API server asks this member to vouch for it (POST /failsafe). */
+  vouch(request: FailsafeRequest): FailsafeAnswer {
+    return answerVouch(this.#ctx, request);
+  }
+
   /** Runs until `signal` aborts; then stops postgres (and releases the Lease if it held it). */
   async run(signal: AbortSignal): Promise<void> {
-    const { config, view, postgres, db, state } = this.#ctx;
+    const { config, view, postgres, db, state, log } = this.#ctx;
+    // A postgres still running was kept by the keeper across a restart of this agent: boot decides
+    // whether to adopt it (roles/adopt.ts).
+    const kept = await postgres.attach();
+    log.info({ postgresPid: postgres.pid ?? null, watchdog: kept.watchdog }, 'attached to the keeper');
     await mkdir(config.runDir, { recursive: true, mode: 0o700 });
     await mkdir(config.socketDir, { recursive: true, mode: 0o700 });
     view.start();
@@ -213,10 +261,11 @@ export class InstanceAgent implements HealthSource {
         Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
         new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
       ]);
-      await this.#cycle(signal);
+      await this.#cycle(signal, kept.watchdog);
     } finally {
       state.stopped();
       await postgres.stop('fast');
+      postgres.disarmWatchdog();
       await status;
       tlsStop.abort();
       await tlsServer;
@@ -236,9 +285,9 @@ export class InstanceAgent implements HealthSource {
   }
 
   /** Boot, then one role after another, each naming the next. */
-  async #cycle(signal: AbortSignal): Promise<void> {
+  async #cycle(signal: AbortSignal, watchdog: WatchdogStatus): Promise<void> {
     const ctx = this.#ctx;
-    let next: Transition | undefined = await boot(ctx, signal);
+    let next: Transition | undefined = await boot(ctx, signal, watchdog);
     while (next && !signal.aborted) {
       const current: Transition = next;
       switch (current.mode) {

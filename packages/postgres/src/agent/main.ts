@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 /**
- * The agent image's entrypoint. With no argument it is the instance agent, the main process of
- * every Postgres Pod: it reads its environment (see ENV in the contract), serves /healthz, /readyz
- * and /metrics on POD_IP:8000, runs postgres as its child, and on SIGTERM stops postgres (fast),
+ * The agent image's entrypoint. With no argument it is the keeper (keeper/keeper.ts), the main
+ * process of every Postgres Pod, which runs this same script again as the instance agent (marked by
+ * AGENT_PROCESS_ENV) and runs postgres for it, as its watchdog. The instance agent reads its
+ * environment (see ENV in the contract), serves /healthz, /readyz and /metrics on POD_IP:8000,
+ * runs postgres through the keeper, and on SIGTERM (passed on by the keeper) stops postgres (fast),
  * releases the Lease if it held it, and exits 0. With the argument `repo-host` it is the cluster's
  * repo host (contract/repo-host.ts), which serves the volume repos and runs the backups.
  */
 import { accessSync, constants } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { KubeClient } from '@kanri/client';
 import { Registry } from 'prom-client';
 import { ENV, PORT, REPO_HOST_ARG } from '../contract/index.js';
@@ -17,6 +20,8 @@ import { createAgentLogger, type Logger } from './io/logger.js';
 import { AgentMetrics } from './io/metrics.js';
 import { findPgBin } from './io/pg-bin.js';
 import { Redactor } from './io/redactor.js';
+import { runKeeper } from './keeper/keeper.js';
+import { AGENT_PROCESS_ENV } from './keeper/protocol.js';
 import { RepoHost } from './repo-host/repo-host.js';
 import { loadRepoHostConfig } from './repo-host/repo-host-config.js';
 
@@ -64,7 +69,8 @@ async function serve(
 async function instanceMain(): Promise<number> {
   for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
   const config = loadAgentConfig(process.env);
-  // postgres and the tools inherit the environment: the secrets stay in the agent only.
+  // The tools inherit the environment: the secrets stay in the agent only (the keeper strips them
+  // from postgres's).
   for (const name of SECRET_VARIABLES) delete process.env[name];
   const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
   const pgBin = findPgBin(config.pgBin);
@@ -96,7 +102,23 @@ async function repoHostMain(): Promise<number> {
   return serve(host, config.podIP, new Registry(), client, log);
 }
 
-(process.argv[2] === REPO_HOST_ARG ? repoHostMain() : instanceMain()).then(
+/** The container's first process: runs the agent, restarts it if it dies, and guards postgres for it. */
+function keeperMain(): Promise<number> {
+  for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
+  const log = createAgentLogger(redactor, {
+    pod: process.env[ENV.podName] ?? '',
+    cluster: process.env[ENV.cluster] ?? '',
+    component: 'keeper',
+  });
+  return runKeeper({ script: fileURLToPath(import.meta.url), secretVariables: SECRET_VARIABLES, log });
+}
+
+function main(): Promise<number> {
+  if (process.argv[2] === REPO_HOST_ARG) return repoHostMain();
+  return process.env[AGENT_PROCESS_ENV] ? instanceMain() : keeperMain();
+}
+
+main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     // Before the logger exists (invalid environment): the message names variables, never values.

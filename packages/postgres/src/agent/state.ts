@@ -3,7 +3,8 @@
  * decisions it reports. `AgentStateStore` is its only owner; every change goes through one of its
  * named transitions, and everyone else (the status reporter, the peer API) reads snapshots.
  */
-import type { InstanceReport, Role } from '../contract/index.js';
+import type { InstanceReport, Role, UsersReport } from '../contract/index.js';
+import type { Vouch } from './plan/failsafe-plan.js';
 import { maxLsn } from './plan/lsn.js';
 import type { ReportDecisions } from './plan/report.js';
 
@@ -23,9 +24,11 @@ export interface AgentState {
   /** The highest LSN the current primary is known to have reached; reset when the holder changes. */
   readonly primaryLsnSeen: string | undefined;
   readonly decisions: ReportDecisions;
+  /** Replicas: the last time this one vouched for a primary in failsafe mode (plan/failsafe-plan.ts). */
+  readonly vouch: Vouch | undefined;
 }
 
-type Decision = keyof Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin'>;
+type Decision = keyof Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin' | 'restartServed'>;
 
 /**
  * @example
@@ -45,6 +48,7 @@ export class AgentStateStore {
     primaryLsn: undefined,
     primaryLsnSeen: undefined,
     decisions: {},
+    vouch: undefined,
   };
   readonly #onVisibleChange: () => void;
 
@@ -112,6 +116,21 @@ export class AgentStateStore {
 
   reportSynchronousStandbys(members: readonly string[] | undefined): void {
     this.#set({ decisions: { ...this.#state.decisions, synchronousStandbys: members ? [...members] : undefined } });
+  }
+
+  /** The primary finished a pass over spec.users (primary-tasks.ts). */
+  reportUsers(users: UsersReport): void {
+    this.#set({ decisions: { ...this.#state.decisions, users } });
+  }
+
+  /** A major upgrade's pre-flight check ended (the primary), or the upgrade on this instance moved on. */
+  reportUpgrade(report: Pick<ReportDecisions, 'upgradeCheck'> | Pick<ReportDecisions, 'upgrade'>): void {
+    this.#set({ decisions: { ...this.#state.decisions, ...report } });
+  }
+
+  /** This replica vouched for `holder` (failsafe mode): it must not take over from it for a lease duration. */
+  vouchFor(holder: string, atMs: number): void {
+    this.#set({ vouch: { holder, atMs } });
   }
 
   /** The primary's LSN as its report says (replicas). */

@@ -11,7 +11,7 @@ import { condition } from './condition.js';
 
 export const BACKUP_TYPES = ['full', 'diff', 'incr'] as const;
 export const BACKUP_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
-export const BACKUP_TRIGGERS = ['manual', 'schedule', 'annotation'] as const;
+export const BACKUP_TRIGGERS = ['manual', 'schedule', 'annotation', 'upgrade'] as const;
 
 export const postgresBackupSpec = z
   .object({
@@ -43,7 +43,7 @@ export const postgresBackupSpec = z
       .enum(BACKUP_TRIGGERS)
       .default('manual')
       .describe(
-        "What asked for the backup: manual (a user created this object), schedule (the repository's schedules) or annotation (the cluster's backup annotation). Default: manual.",
+        "What asked for the backup: manual (a user created this object), schedule (the repository's schedules), annotation (the cluster's backup annotation) or upgrade (the full backup after a major upgrade). Default: manual.",
       ),
   })
   .meta({

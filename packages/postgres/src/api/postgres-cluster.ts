@@ -5,27 +5,19 @@
  */
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
-import { AGENT_OWNED_SETTINGS, GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
+import { GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
 import { archiveStatus, pgbackrestStatus } from './backup-status.js';
 import { backups, dataSource } from './backups.js';
 import { condition } from './condition.js';
+import { majorUpgradeStatus } from './major-upgrade-status.js';
+import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
 /** Major versions the operator can run and upgrade between. */
 export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
 
-/**
- * Parameters users may not set: the agent's own (a value would be dropped) and those that would
- * point postgres at other files or start a recovery behind the agent's back.
- */
-export const RESERVED_PARAMETERS = [
-  ...AGENT_OWNED_SETTINGS,
-  'restore_command',
-  'recovery_target',
-  'data_directory',
-  'hba_file',
-  'ident_file',
-] as const;
+/** Instances of one cluster, all sets together (see the rule on spec). */
+export const MAX_INSTANCES = 8;
 
 /** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */
 const passthrough = (description: string) => z.record(z.string(), z.unknown()).describe(description);
@@ -54,8 +46,18 @@ const user = z
   .object({
     name: z
       .string()
-      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
-      .describe('Role name: lower-case letters, digits and underscore, at most 63.'),
+      .regex(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/)
+      .meta({
+        'x-kubernetes-validations': [
+          {
+            rule: "!(self in ['postgres', 'streaming_replica'])",
+            message: 'postgres and streaming_replica are the roles the operator manages itself',
+          },
+        ],
+      })
+      .describe(
+        "Role name: lower-case letters, digits and '-' (as PGO has it), at most 63; it names the user's Secret <cluster>-pguser-<name>, where '_' is not allowed.",
+      ),
     databases: z
       .array(z.string().regex(/^[a-z_][a-z0-9_-]{0,62}$/))
       .optional()
@@ -96,6 +98,12 @@ const ha = z
       .min(0)
       .default(HA_DEFAULTS.maximumLagOnFailover)
       .describe('A replica lagging more bytes than this is never promoted.'),
+    failsafeMode: z
+      .boolean()
+      .default(HA_DEFAULTS.failsafeMode)
+      .describe(
+        'While the API server cannot be reached, the primary keeps taking writes as long as every other instance confirms over the peer API that it follows it (and then refuses to take over for a lease duration). Off, an outage longer than the renew deadline stops the primary (fencing). See the README for when to turn it off.',
+      ),
     synchronous: z
       .object({
         number: z
@@ -118,8 +126,10 @@ const ha = z
         fieldPath: '.renewDeadlineSeconds',
       },
       {
-        rule: 'self.retryPeriodSeconds < self.renewDeadlineSeconds',
-        message: 'retryPeriodSeconds must be less than renewDeadlineSeconds',
+        // The elector's own rule (runtime's electionTimingProblems): more than one renewal try per deadline.
+        rule: 'self.retryPeriodSeconds * 6 < self.renewDeadlineSeconds * 5',
+        message:
+          'renewDeadlineSeconds must exceed 1.2 × retryPeriodSeconds (the leader election polls every retryPeriod, jittered up to 1.2×)',
         fieldPath: '.retryPeriodSeconds',
       },
     ],
@@ -153,20 +163,19 @@ export const postgresClusterSpec = z
       })
       .describe('Instance sets. The cluster has one primary; every other instance is a streaming replica.'),
     users: z.array(user).max(64).optional().describe('Database users and the databases they own.'),
+    userRemovalPolicy: z
+      .enum(['Retain', 'Drop'])
+      .default('Retain')
+      .describe(
+        'What happens to the role of a user removed from users: Retain keeps it and its Secret (listed in status.removedUsers); Drop drops the role, and deletes its Secret, once it owns no database. Databases are never dropped.',
+      ),
     config: z
       .object({
         // Values are strings or integers, as in PGO (`on`/`off` for booleans); a typed map lets CEL see its keys.
         parameters: z
-          .record(z.string().max(63), z.unknown().meta({ 'x-kubernetes-int-or-string': true }))
+          .record(z.string().max(63), z.unknown().meta({ 'x-kubernetes-int-or-string': true, maxLength: 4096 }))
           .optional()
-          .meta({
-            'x-kubernetes-validations': [
-              {
-                rule: `${JSON.stringify(RESERVED_PARAMETERS)}.all(k, !(k in self))`,
-                message: `these parameters are managed by the operator: ${RESERVED_PARAMETERS.join(', ')}`,
-              },
-            ],
-          })
+          .meta({ maxProperties: 256, 'x-kubernetes-validations': parameterRules })
           .describe('postgresql.conf parameters, e.g. max_connections: 200. Applied with a reload.'),
       })
       .optional()
@@ -190,6 +199,18 @@ export const postgresClusterSpec = z
     backups: backups.optional(),
     dataSource: dataSource.optional(),
     shutdown: z.boolean().optional().describe('Stop every instance, keeping the data volumes.'),
+    primaryUpdateStrategy: z
+      .enum(['unsupervised', 'supervised'])
+      .default('unsupervised')
+      .describe(
+        'Rolling updates: unsupervised updates the primary after the replicas on its own; supervised waits for a switchover annotation.',
+      ),
+    primaryUpdateMethod: z
+      .enum(['switchover', 'restart'])
+      .default('switchover')
+      .describe(
+        'Rolling updates: switchover hands the primary role to the most up-to-date updated replica first; restart replaces the primary Pod (its shutdown releases the Lease, so the best replica takes over).',
+      ),
     paused: z.boolean().optional().describe('Stop reconciling: the operator changes nothing while true.'),
   })
   .meta({
@@ -198,6 +219,14 @@ export const postgresClusterSpec = z
         rule: '!has(self.ha) || !has(self.ha.synchronous) || self.ha.synchronous.number < self.instances.map(i, i.replicas).sum()',
         message: 'ha.synchronous.number must be less than the number of instances (the primary is not a replica)',
         fieldPath: '.ha.synchronous.number',
+      },
+      synchronousCommitRule,
+      {
+        // Each replica streams through one of the primary's WAL senders and slots (10 of each, the
+        // agent's), and a replica that re-clones takes two senders meanwhile.
+        rule: `self.instances.map(i, i.replicas).sum() <= ${MAX_INSTANCES}`,
+        message: `at most ${MAX_INSTANCES} instances in all: each replica takes one of the primary's 10 WAL senders and replication slots, and a clone takes two`,
+        fieldPath: '.instances',
       },
     ],
   })
@@ -221,12 +250,21 @@ export const postgresClusterStatus = z.object({
         ready: z.boolean(),
         timeline: z.number().int().optional(),
         lagBytes: z.number().int().optional(),
+        version: z.string().optional().describe('The server version this instance reports, e.g. 16.15.'),
       }),
     )
     .optional(),
   readyInstances: z.number().int().optional(),
   desiredInstances: z.number().int().optional(),
   systemIdentifier: z.string().optional().describe('Set once the first instance is initialised.'),
+  postgresVersion: z
+    .string()
+    .optional()
+    .describe('The server version the primary reports (what runs, e.g. 16.15); see the PostgresVersion condition.'),
+  removedUsers: z
+    .array(z.object({ name: z.string(), reason: z.string() }))
+    .optional()
+    .describe('Roles of users no longer in spec.users that are kept, and why (see spec.userRemovalPolicy).'),
   switchover: z
     .object({
       request: z.string().describe('The value of the switchover annotation being served.'),
@@ -236,6 +274,21 @@ export const postgresClusterStatus = z.object({
     .describe('A switchover in progress.'),
   pgbackrest: pgbackrestStatus.optional(),
   archive: archiveStatus.optional(),
+  rollout: z
+    .object({
+      phase: z
+        .string()
+        .describe(
+          'Idle, ReplacingReplica, WaitingForInstance, WaitingForUser, SwitchingOver, ReplacingPrimary, Restarting or Halted.',
+        ),
+      current: z.string().optional().describe('The instance the rollout is at.'),
+      updated: z.number().int().describe('Instances whose Pod matches the current spec.'),
+      desired: z.number().int(),
+      message: z.string().optional(),
+    })
+    .optional()
+    .describe("The rolling update of the instances' Pods (image, resources, restart requests)."),
+  majorUpgrade: majorUpgradeStatus.optional(),
 });
 
 /**
@@ -267,7 +320,8 @@ export const PostgresClusterResource = defineResource({
         { name: 'Instances', type: 'integer', jsonPath: '.status.desiredInstances' },
         { name: 'Ready-Instances', type: 'integer', jsonPath: '.status.readyInstances' },
         { name: 'Primary', type: 'string', jsonPath: '.status.primary' },
-        { name: 'Version', type: 'integer', jsonPath: '.spec.postgresVersion' },
+        // What runs, from the primary's report, not what the spec asks for.
+        { name: 'Version', type: 'string', jsonPath: '.status.postgresVersion' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],
     },

@@ -12,6 +12,8 @@ export const HA_DEFAULTS = {
   retryPeriodSeconds: 2,
   /** 16 MiB: one WAL segment. */
   maximumLagOnFailover: 16 * 1024 * 1024,
+  /** On, as in Patroni's failsafe_mode: an API-server outage alone stops no primary. */
+  failsafeMode: true,
 } as const;
 
 /** The HA section with every default filled in. */
@@ -23,6 +25,11 @@ export interface HaSettings {
   readonly maximumLagOnFailover: number;
   /** Replicas that must have a commit before it is acknowledged; 0 = asynchronous. */
   readonly synchronousNumber: number;
+  /**
+   * While the API server cannot be reached, the primary leads on for as long as every other member
+   * vouches for it over the peer API (plan/failsafe-plan.ts); off, it fences at the renew deadline.
+   */
+  readonly failsafeMode: boolean;
 }
 
 /**
@@ -42,6 +49,7 @@ export function haSettings(spec: Pick<PostgresClusterSpec, 'ha'> | undefined): H
     retryPeriodSeconds: ha?.retryPeriodSeconds ?? HA_DEFAULTS.retryPeriodSeconds,
     maximumLagOnFailover: ha?.maximumLagOnFailover ?? HA_DEFAULTS.maximumLagOnFailover,
     synchronousNumber: ha?.synchronous ? (ha.synchronous.number ?? 1) : 0,
+    failsafeMode: ha?.failsafeMode ?? HA_DEFAULTS.failsafeMode,
   };
 }
 

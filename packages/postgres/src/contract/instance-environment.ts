@@ -31,6 +31,16 @@ export const ENV = {
   postgresVersion: 'PGC_POSTGRES_VERSION',
   /** With bootstrap `restore`: which restore (the annotation's value, or `clone`); each id runs once. */
   restoreId: 'PGC_RESTORE_ID',
+  /**
+   * On the one Pod a major upgrade creates: the major its PGDATA holds (e.g. `15`). Only with it
+   * does the agent run `pg_upgrade` on data of an older major (agent/roles/major-upgrade.ts).
+   */
+  majorUpgradeFrom: 'PGC_MAJOR_UPGRADE_FROM',
+  /**
+   * Set by the image, not the operator: where the image keeps other majors' programs, as
+   * `14=/usr/lib/postgresql/14/bin;16=…`. Without it, Debian's layout `/usr/lib/postgresql/<major>/bin`.
+   */
+  pgBinDirs: 'KANRI_PG_BIN_DIRS',
 } as const;
 
 /**

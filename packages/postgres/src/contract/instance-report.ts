@@ -16,6 +16,19 @@ export interface InstanceReport {
   timeline: number;
   /** Database system identifier: every member of one cluster shares it. */
   systemIdentifier: string;
+  /** Parameters changed in the configuration that take effect only after a restart. */
+  pendingRestart?: PendingRestart[];
+  /**
+   * A replica: the primary's hot-standby limits as its control data last replayed them
+   * (`pg_control_recovery()`); a standby refuses to start with a lower value of its own.
+   */
+  controlLimits?: Record<string, number>;
+  /** The last `ANNOTATION.restartPostgres` token this instance restarted postgres for. */
+  restartServed?: string;
+  /** The operator's configuration as postgres has loaded it (the value of CONFIG_HASH_SETTING). */
+  configHash?: string;
+  /** The running server's version (`server_version`, e.g. `16.15`), once postgres has answered. */
+  serverVersion?: string;
   /** Primary: `pg_current_wal_lsn()`. Replica: last received LSN. */
   receivedLsn: string;
   /** Replica: last replayed LSN. Primary: same as receivedLsn. */
@@ -41,6 +54,57 @@ export interface InstanceReport {
   backups?: BackupsReport;
   /** An instance restored in place or cloned from a repo: how the restore went. */
   restore?: RestoreReport;
+  /** Why its data volume counts as full (postgres said "No space left on device", or almost no space is free). */
+  diskFull?: string;
+  /** The primary: its last pass over `spec.users`. */
+  users?: UsersReport;
+  /** The primary: its last pre-flight check of a major upgrade (`pg_upgrade --check` against the running server). */
+  upgradeCheck?: UpgradeCheckReport;
+  /** The instance a major upgrade runs on: how `pg_upgrade` went. */
+  upgrade?: UpgradeReport;
+}
+
+/** A pre-flight `pg_upgrade --check`, run while the old server serves. */
+export interface UpgradeCheckReport {
+  /** The major checked against. */
+  to: number;
+  ok: boolean;
+  /** What failed (pg_upgrade's own words), or what was checked. */
+  message: string;
+  /** ISO time the check ended. */
+  at: string;
+}
+
+/** A major upgrade on this instance's data. */
+export interface UpgradeReport {
+  from: number;
+  to: number;
+  /** `running`, `succeeded`, or `failed` (then the old data was put back: the new server never started). */
+  result: 'running' | 'succeeded' | 'failed';
+  /** Where it stands, or why it failed. */
+  message: string;
+  /** How long `pg_upgrade` itself took, in ms. */
+  pgUpgradeMs?: number;
+}
+
+/** A role Kanri created for `spec.users`, no longer declared but kept, and why. */
+export interface RemovedUser {
+  name: string;
+  reason: string;
+}
+
+/** The primary's last completed pass over `spec.users`. */
+export interface UsersReport {
+  /** The PostgresCluster's `metadata.generation` the pass ran against. */
+  generation: number;
+  removed: RemovedUser[];
+}
+
+/** A parameter waiting for a restart: the value postgres runs with and the one its files ask for. */
+export interface PendingRestart {
+  name: string;
+  running: string;
+  wanted: string;
 }
 
 /** The primary's view of its pgBackRest repos and WAL archive. */
@@ -83,6 +147,11 @@ const reportSchema = z
     ready: z.boolean(),
     timeline: z.number(),
     systemIdentifier: z.string(),
+    serverVersion: z.string().optional(),
+    pendingRestart: z.array(z.object({ name: z.string(), running: z.string(), wanted: z.string() })).optional(),
+    controlLimits: z.record(z.string(), z.number()).optional(),
+    restartServed: z.string().optional(),
+    configHash: z.string().optional(),
     receivedLsn: z.string(),
     replayedLsn: z.string(),
     lagBytes: z.number(),
@@ -92,6 +161,13 @@ const reportSchema = z
     switchover: z.string().optional(),
     rejoin: z.string().optional(),
     synchronousStandbys: z.array(z.string()).optional(),
+    diskFull: z.string().optional(),
+    users: z
+      .object({
+        generation: z.number(),
+        removed: z.array(z.object({ name: z.string(), reason: z.string() })),
+      })
+      .optional(),
     backups: z
       .object({
         stanzaHash: z.string().optional(),
@@ -115,6 +191,16 @@ const reportSchema = z
         id: z.string(),
         result: z.enum(['running', 'succeeded', 'failed']),
         reason: z.string().optional(),
+      })
+      .optional(),
+    upgradeCheck: z.object({ to: z.number(), ok: z.boolean(), message: z.string(), at: z.string() }).optional(),
+    upgrade: z
+      .object({
+        from: z.number(),
+        to: z.number(),
+        result: z.enum(['running', 'succeeded', 'failed']),
+        message: z.string(),
+        pgUpgradeMs: z.number().optional(),
       })
       .optional(),
   })

@@ -15,6 +15,11 @@ export const PLURAL = 'postgresclusters';
 /** One pgBackRest backup of a cluster, recorded as its own object (`kubectl get pgbackup`). */
 export const BACKUP_KIND = 'PostgresBackup';
 export const BACKUP_PLURAL = 'postgresbackups';
+/** PGO's PGUpgrade: a major upgrade asked for as an object (operator/upgrade/pg-upgrade-controller.ts). */
+export const PGUPGRADE_KIND = 'PGUpgrade';
+export const PGUPGRADE_PLURAL = 'pgupgrades';
+/** PGO's annotation naming the PGUpgrade a cluster lets upgrade it; Kanri reads it beside its own (ANNOTATION.allowUpgrade). */
+export const PGO_ALLOW_UPGRADE = 'postgres-operator.crunchydata.com/allow-upgrade';
 
 /** Labels on every object the operator creates, and on instance Pods. */
 export const LABEL = {
@@ -25,6 +30,8 @@ export const LABEL = {
   instance: `${GROUP}/instance`,
   /** `primary` or `replica`, set by the agent on its own Pod; Services select on it. */
   role: `${GROUP}/role`,
+  /** On a `spec.users` Secret: the user it holds the password of. */
+  user: `${GROUP}/user`,
 } as const;
 
 export const ROLE = { primary: 'primary', replica: 'replica' } as const;
@@ -35,8 +42,8 @@ export const ANNOTATION = {
   status: `${GROUP}/status`,
   /**
    * On the PostgresCluster: a planned switchover to the named replica Pod, or `*` for the best one.
-   * The primary's agent serves each value once (see {@link ANNOTATION.switchoverServed}); the
-   * operator removes the annotation once the primary changed.
+   * The primary's agent serves each value once while it stands (see
+   * {@link ANNOTATION.switchoverServed}); the operator removes the annotation once the primary changed.
    */
   switchover: `${GROUP}/switchover`,
   /**
@@ -44,13 +51,35 @@ export const ANNOTATION = {
    * otherwise: the new primary would start a timeline whose history the repo lacks).
    */
   switchoverForce: `${GROUP}/switchover-force`,
-  /** On the leader Lease: the last switchover annotation value the primary served (or refused). */
+  /** On the leader Lease: the switchover annotation value the primary served (or refused); removed once the annotation is gone. */
   switchoverServed: `${GROUP}/switchover-served`,
   /**
    * On the leader Lease, written by the primary in synchronous mode: the Pods (comma-separated)
    * that hold every acknowledged commit. Only one of them may be promoted by a failover.
    */
   syncStandbys: `${GROUP}/sync-standbys`,
+  /** On the PostgresCluster: any new value asks for a rolling restart of every instance. */
+  restart: `${GROUP}/restart`,
+  /**
+   * On an instance Pod, set by the operator: a token; the agent restarts postgres in place once
+   * per new token (restart-only parameters) and reports it as `restartServed`.
+   */
+  restartPostgres: `${GROUP}/restart-postgres`,
+  /**
+   * On the PostgresCluster: the major version (e.g. `16`) a raise of `spec.postgresVersion` may
+   * upgrade to. Without it (or with another value) a raised version is refused, since a major
+   * upgrade stops every instance for a while (operator/upgrade).
+   */
+  allowMajorUpgrade: `${GROUP}/allow-major-upgrade`,
+  /**
+   * On the PostgresCluster: `true` lets a major upgrade start without a recent full backup when
+   * backups are configured. The pre-flight check runs regardless.
+   */
+  forceMajorUpgrade: `${GROUP}/force-major-upgrade`,
+  /** On the PostgresCluster: the name of the PGUpgrade that may upgrade it (PGO's `allow-upgrade`). */
+  allowUpgrade: `${GROUP}/allow-upgrade`,
+  /** On an instance Pod: the hash of the Pod template it was created from (operator/rollout). */
+  podTemplateHash: `${GROUP}/pod-template-hash`,
 } as const;
 
 /** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */
@@ -61,9 +90,14 @@ export const EVENT_REASON = {
   rewound: 'Rewound',
   rewindFailed: 'RewindFailed',
   recloned: 'Recloned',
+  dataVolumeChecked: 'DataVolumeChecked',
+  diskFull: 'DiskFull',
   switchover: 'Switchover',
   switchoverRefused: 'SwitchoverRefused',
   synchronousStandbys: 'SynchronousStandbys',
+  restarted: 'Restarted',
+  failsafe: 'Failsafe',
+  failsafeEnded: 'FailsafeEnded',
 } as const;
 
 /** Names of the objects the operator creates for a cluster. */

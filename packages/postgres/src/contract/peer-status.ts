@@ -3,6 +3,7 @@
  * whether it could be promoted. Candidates rank each other from this (fresh to the millisecond)
  * rather than from the Pod annotations (written every few seconds).
  */
+import { z } from 'zod';
 import type { InstanceReport } from './instance-report.js';
 
 export interface LiveStatus extends InstanceReport {
@@ -18,3 +19,22 @@ export interface LiveStatus extends InstanceReport {
 
 /** The path the peer API serves the live status on. */
 export const PEER_STATUS_PATH = '/status';
+
+/**
+ * The peer API's failsafe endpoint (`POST /failsafe` on POD_IP:8000): a primary that cannot reach
+ * the API server asks every other member to vouch for it (see agent/plan/failsafe-plan.ts).
+ */
+export const PEER_FAILSAFE_PATH = '/failsafe';
+
+/** What the primary sends: its identity as the Lease holder (its Pod name). */
+export const failsafeRequest = z.object({ leader: z.string().min(1) });
+export type FailsafeRequest = z.infer<typeof failsafeRequest>;
+
+/** A member's answer; `accepted` only from a replica following that holder, which then will not take over. */
+export const failsafeAnswer = z.object({
+  name: z.string(),
+  accepted: z.boolean(),
+  /** Why not, when refused. */
+  reason: z.string().optional(),
+});
+export type FailsafeAnswer = z.infer<typeof failsafeAnswer>;

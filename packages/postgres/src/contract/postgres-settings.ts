@@ -37,3 +37,10 @@ export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];
 export function quoteConfValue(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
+
+/**
+ * A custom setting the operator adds to the rendered parameters: a hash of the rest. What postgres
+ * answers for it (`current_setting`) is the configuration it has loaded, so the operator can tell
+ * that every instance has reloaded a change before it orders restarts for it.
+ */
+export const CONFIG_HASH_SETTING = 'kanri.config_hash';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
-import { clusterStatus } from './cluster-status.js';
+import { clusterStatus, versionCondition } from './cluster-status.js';
 
 const now = new Date('2026-11-29T12:00:00Z');
 const cluster = { metadata: { name: 'db', generation: 3 }, spec: {} } as unknown as PostgresCluster;
@@ -29,6 +29,36 @@ const pod = (name: string, role: string, report: Partial<InstanceReport>, ready 
 });
 
 describe('clusterStatus', () => {
+  it("lists the primary's kept removed users, and keeps the last list while there is no primary", () => {
+    const removed = [
+      { name: 'old', reason: 'owns database "old": drop it or change its owner, and the role is dropped' },
+    ];
+    const withPrimary = clusterStatus({
+      cluster,
+      pods: [pod('db-i-0', 'primary', { users: { generation: 3, removed } }), pod('db-i-1', 'replica', {})],
+      desired: 2,
+      converging: false,
+      now,
+    });
+    assert.deepEqual(withPrimary.removedUsers, removed);
+    const noPrimary = clusterStatus({
+      cluster: { ...cluster, status: withPrimary },
+      pods: [pod('db-i-1', 'replica', {})],
+      desired: 2,
+      converging: false,
+      now,
+    });
+    assert.deepEqual(noPrimary.removedUsers, removed);
+    const emptied = clusterStatus({
+      cluster: { ...cluster, status: withPrimary },
+      pods: [pod('db-i-0', 'primary', { users: { generation: 4, removed: [] } })],
+      desired: 1,
+      converging: false,
+      now,
+    });
+    assert.equal(emptied.removedUsers, undefined);
+  });
+
   it('is Ready with the primary named when every desired instance is ready', () => {
     const status = clusterStatus({
       cluster,
@@ -47,6 +77,8 @@ describe('clusterStatus', () => {
         ['Ready', 'True'],
         ['Progressing', 'False'],
         ['Degraded', 'False'],
+        ['PostgresVersion', 'Unknown'],
+        ['DiskFull', 'False'],
       ],
     );
     assert.deepEqual(status.instances?.[1], {
@@ -75,5 +107,68 @@ describe('clusterStatus', () => {
     assert.equal(ready?.reason, 'NoPrimary');
     assert.match(ready?.message ?? '', /db-i-1: waiting: no replica within lag limit/);
     assert.equal(status.conditions?.find((c) => c.type === 'Degraded')?.status, 'True');
+  });
+
+  it('reports DiskFull naming each instance whose data volume is full, and clears it', () => {
+    const full = 'the data volume is full: 0.2 MiB free of 128.0 MiB';
+    const status = clusterStatus({
+      cluster,
+      pods: [pod('db-i-0', 'primary', { diskFull: full }, false), pod('db-i-1', 'replica', {})],
+      desired: 2,
+      converging: false,
+      now,
+    });
+    const condition = status.conditions?.find((c) => c.type === 'DiskFull');
+    assert.equal(condition?.status, 'True');
+    assert.equal(condition?.reason, 'DataVolumeFull');
+    assert.equal(condition?.message, `db-i-0: ${full}`);
+    const cleared = clusterStatus({
+      cluster: { ...cluster, status },
+      pods: [pod('db-i-0', 'primary', {}), pod('db-i-1', 'replica', {})],
+      desired: 2,
+      converging: false,
+      now,
+    });
+    assert.equal(cleared.conditions?.find((c) => c.type === 'DiskFull')?.status, 'False');
+  });
+});
+
+describe('versionCondition', () => {
+  it('shows the version the primary runs, and is True when every instance runs the major asked for', () => {
+    const v16 = { ...cluster, spec: { postgresVersion: 16 } } as unknown as PostgresCluster;
+    const status = clusterStatus({
+      cluster: v16,
+      pods: [
+        pod('db-i-0', 'primary', { serverVersion: '16.15' }),
+        pod('db-i-1', 'replica', { serverVersion: '16.14' }),
+      ],
+      desired: 2,
+      converging: false,
+      now,
+    });
+    assert.equal(status.postgresVersion, '16.15');
+    assert.deepEqual(
+      status.instances?.map((i) => i.version),
+      ['16.15', '16.14'],
+    );
+    const found = status.conditions?.find((c) => c.type === 'PostgresVersion');
+    assert.equal(found?.status, 'True');
+    assert.equal(found?.reason, 'AsSpecified');
+  });
+
+  it('names each instance that runs another major', () => {
+    const condition = versionCondition(16, [
+      { name: 'db-i-0', version: '15.18' },
+      { name: 'db-i-1', version: '16.15' },
+      { name: 'db-i-2' },
+    ]);
+    assert.equal(condition.status, 'False');
+    assert.equal(condition.reason, 'VersionMismatch');
+    assert.match(condition.message ?? '', /spec\.postgresVersion is 16, but db-i-0 runs 15\.18:/);
+    assert.doesNotMatch(condition.message ?? '', /db-i-1|db-i-2/);
+  });
+
+  it('is Unknown until an instance reports', () => {
+    assert.equal(versionCondition(16, [{ name: 'db-i-0' }]).status, 'Unknown');
   });
 });

@@ -3,7 +3,7 @@
  * A report older than `staleAfterMs` counts as not ready: an agent that stopped reporting
  * cannot be trusted to still be serving.
  */
-import { type Condition, setCondition } from '@kanri/runtime';
+import { type Condition, type ConditionInput, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { archiveFailing, type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
@@ -19,14 +19,21 @@ export const REPORT_FIELDS_READ = [
   'timeline',
   'lagBytes',
   'systemIdentifier',
+  'serverVersion',
+  'pendingRestart',
+  'controlLimits',
+  'restartServed',
+  'configHash',
   'message',
   'backups',
   'restore',
+  'diskFull',
+  'users',
 ] as const;
 
 /**
  * What of a report's objects wakes the controller at once: the stanza, whether the archive fails,
- * and a restore's result. Archive times move with every segment; the periodic requeue shows them.
+ * a restore's result, and what restarts wait for. Archive times move with every segment; the periodic requeue shows them.
  */
 export function reportObjectsKey(report: ReportView): string {
   return JSON.stringify([
@@ -34,6 +41,11 @@ export function reportObjectsKey(report: ReportView): string {
     archiveFailing(report.backups?.archive),
     report.backups?.walDropped ?? null,
     report.restore ?? null,
+    // Restarts are ordered by these (rollout/restart-plan.ts): each change is a step.
+    report.pendingRestart ?? null,
+    report.controlLimits ?? null,
+    // Removed users are listed in the status, and a dropped one's Secret deleted (removed-users.ts).
+    report.users ?? null,
   ]);
 }
 
@@ -88,6 +100,7 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
         ...(role ? { role } : {}),
         ready: Boolean(report?.ready && fresh && podReady(pod) && !pod.metadata?.deletionTimestamp),
         ...(report ? { timeline: report.timeline, lagBytes: report.lagBytes } : {}),
+        ...(report?.serverVersion ? { version: report.serverVersion } : {}),
         systemIdentifier: report?.systemIdentifier,
       };
     });
@@ -140,13 +153,75 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
     },
     now,
   );
+  const version = versionCondition(cluster.spec.postgresVersion, instances);
+  conditions = setCondition(conditions, { ...version, observedGeneration: generation }, now);
+  const observedVersion = (primary ?? instances.find((i) => i.version))?.version;
+  // Any report counts, stale too: an instance whose full volume stopped postgres (and its agent's
+  // reports, after a restart) is exactly the one to name.
+  const full = pods.flatMap((pod) => {
+    const why = readReport(pod)?.diskFull;
+    return why && !pod.metadata?.deletionTimestamp ? [`${pod.metadata?.name}: ${why}`] : [];
+  });
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'DiskFull',
+      status: full.length > 0 ? 'True' : 'False',
+      reason: full.length > 0 ? 'DataVolumeFull' : 'AsExpected',
+      message: full.length > 0 ? full.join('; ') : 'no instance reports a full data volume',
+      observedGeneration: generation,
+    },
+    now,
+  );
+  // The primary's last pass over spec.users; without a primary, the last one seen stands.
+  const primaryPod = primary && pods.find((pod) => pod.metadata?.name === primary.name);
+  const usersReport = primaryPod ? readReport(primaryPod)?.users : undefined;
+  const removedUsers = usersReport ? usersReport.removed : previous?.removedUsers;
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     conditions,
+    ...(removedUsers && removedUsers.length > 0 ? { removedUsers } : {}),
+    // While no instance reports (all stopped for an upgrade, say), what last ran still stands.
+    ...(observedVersion || previous?.postgresVersion
+      ? { postgresVersion: observedVersion ?? previous?.postgresVersion }
+      : {}),
     ...(primary ? { primary: primary.name } : {}),
     instances: instances.map(({ systemIdentifier: _, ...rest }) => rest),
     readyInstances: readyCount,
     desiredInstances: desired,
     ...(systemIdentifier ? { systemIdentifier } : {}),
   } as PostgresClusterStatus;
+}
+
+/**
+ * `PostgresVersion`: whether every instance that reported runs the major `spec.postgresVersion`
+ * asks for. The image decides what runs, so a mismatch (an image of another version in
+ * `spec.image`) is stated rather than hidden behind the spec's number.
+ */
+export function versionCondition(
+  wanted: number,
+  instances: readonly { readonly name: string; readonly version?: string }[],
+): ConditionInput {
+  const reported = instances.filter((i) => i.version);
+  if (reported.length === 0)
+    return {
+      type: 'PostgresVersion',
+      status: 'Unknown',
+      reason: 'NotReported',
+      message: 'no instance has reported its server version yet',
+    };
+  const wrong = reported.filter((i) => Number.parseInt(i.version ?? '', 10) !== wanted);
+  if (wrong.length === 0)
+    return {
+      type: 'PostgresVersion',
+      status: 'True',
+      reason: 'AsSpecified',
+      message: `every reporting instance runs PostgreSQL ${wanted} (${[...new Set(reported.map((i) => i.version))].join(', ')})`,
+    };
+  return {
+    type: 'PostgresVersion',
+    status: 'False',
+    reason: 'VersionMismatch',
+    message: `spec.postgresVersion is ${wanted}, but ${wrong.map((i) => `${i.name} runs ${i.version}`).join(', ')}: the image's binaries decide the version; use an image of ${wanted} or change spec.postgresVersion`,
+  };
 }

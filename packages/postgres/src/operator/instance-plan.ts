@@ -17,7 +17,7 @@ export interface ObservedInstance {
   readonly hasVolume: boolean;
   readonly isPrimary: boolean;
   readonly ready: boolean;
-  /** Pod or PVC is being deleted already. */
+  /** Being removed: its PVC is being deleted (or, without a PVC, its Pod). A Pod deleted on a kept volume is being replaced, not removed. */
   readonly deleting: boolean;
 }
 

@@ -45,9 +45,16 @@ describe('instancePodChanged', () => {
       timeline: { timeline: 2 },
       lagBytes: { lagBytes: 4096 },
       systemIdentifier: { systemIdentifier: '743' },
+      serverVersion: { serverVersion: '16.15' },
+      pendingRestart: { pendingRestart: [{ name: 'shared_buffers', running: '2048', wanted: '32MB' }] },
+      controlLimits: { controlLimits: { max_connections: 40 } },
+      restartServed: { restartServed: 'r1' },
+      configHash: { configHash: 'c0ffee' },
       message: { message: 'cannot reach the primary' },
       backups: { backups: { stanza: 'failed: stanza-create failed' } },
       restore: { restore: { id: 'clone', result: 'failed', reason: 'x' } },
+      diskFull: { diskFull: 'the data volume is full: 0.2 MiB free of 128.0 MiB' },
+      users: { users: { generation: 3, removed: [{ name: 'old', reason: 'owns database "old"' }] } },
     };
     assert.deepEqual(Object.keys(changes).sort(), [...REPORT_FIELDS_READ].sort());
     for (const [field, change] of Object.entries(changes)) {

@@ -27,8 +27,20 @@ import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing } from './create-if-missing.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 import { instancePodPredicate } from './pod-predicate.js';
+import { primaryUsersReport, userSecretsToDelete } from './removed-users.js';
 import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
+import { withTemplateHash } from './rollout/pod-template-hash.js';
+import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
+import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
+import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';
+
+/**
+ * The primary each cluster (by uid) was last announced with. The reconcile after a status write
+ * can still read the cluster from before it (the cache lags under load), and would announce the
+ * same change twice; a restarted operator announces at most once more.
+ */
+const announced = new Map<string, string>();
 
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
 const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
@@ -76,7 +88,9 @@ function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance
     hasVolume: claim !== undefined,
     isPrimary: pod?.metadata?.labels?.[LABEL.role] === ROLE.primary,
     ready: readReport(pod ?? {})?.ready ?? false,
-    deleting: Boolean(pod?.metadata?.deletionTimestamp ?? claim?.metadata?.deletionTimestamp),
+    // A Pod going away on a volume that stays is being replaced (a rolling update, a user's delete),
+    // not removed: counting it as leaving would create another instance in its place.
+    deleting: Boolean(claim ? claim.metadata?.deletionTimestamp : pod?.metadata?.deletionTimestamp),
   }));
 }
 
@@ -114,6 +128,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       cluster.status?.systemIdentifier !== undefined || instancePods.some((p) => readReport(p)?.systemIdentifier);
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
     const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
+    const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
 
     const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx, initialised) : {};
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
@@ -150,8 +165,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       }
     }
 
-    if (restore.active) {
-      // An in-place restore owns the instances until it is done (restore-actions.ts).
+    if (restore.active || upgrade.active) {
+      // An in-place restore or a major upgrade owns the instances until it is done.
     } else if (!cluster.spec.shutdown) {
       for (const instance of plan.keep) {
         const claim = dataVolumeClaim(cluster, instance.name, instance.set, instance.setIndex);
@@ -163,14 +178,19 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         const first = plan.initdb === instance.name;
         // The first instance of a clone waits for its source; the others wait to clone it anyway.
         if (first && clone.problem) continue;
-        const pod = instancePod({
+        const pod = withTemplateHash(
+          instancePod({
+            cluster,
+            ...instance,
+            imageMajor: upgrade.imageMajor,
+            bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
+            ...(first && clone.source
+              ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
+              : {}),
+          }),
           cluster,
-          ...instance,
-          bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
-          ...(first && clone.source
-            ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
-            : {}),
-        });
+          instance,
+        );
         const existing = pods.find((p) => p.metadata?.name === instance.name);
         if (existing?.metadata?.deletionTimestamp) continue; // recreated once gone
         if (!existing)
@@ -190,14 +210,30 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       desired,
       converging: plan.remove.length > 0 || plan.keep.some((k) => !pods.some((p) => p.metadata?.name === k.name)),
     });
+    const ownedSecrets = ctx.list<Secret>('v1', 'Secret', { namespace, ownedBy: cluster });
+    for (const name of userSecretsToDelete(cluster, ownedSecrets, primaryUsersReport(instancePods, status.primary)))
+      await ctx.delete({ apiVersion: 'v1', kind: 'Secret', name, namespace });
     const switchover = await trackSwitchover(cluster, status.primary, ctx);
     if (switchover) status.switchover = switchover;
+    if (upgrade.status ?? cluster.status?.majorUpgrade)
+      status.majorUpgrade = upgrade.status ?? cluster.status?.majorUpgrade;
+    if (upgrade.systemIdentifier) status.systemIdentifier = upgrade.systemIdentifier;
+    // Until the upgrade's downtime is over, the instances' Pods are the upgrade's, not the rollout's.
+    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase))
+      await rollout(cluster, ctx, status, instancePods, plan.keep);
     // Mid-handover no instance serves as primary, and a status written then has none: compare
     // with the last one ever seen, or a switchover or failover would pass unrecorded.
     const previousPrimary = cluster.status?.lastPrimary ?? cluster.status?.primary;
     const lastPrimary = status.primary ?? previousPrimary;
     if (lastPrimary) status.lastPrimary = lastPrimary;
-    if (previousPrimary && status.primary && previousPrimary !== status.primary) {
+    const uid = cluster.metadata?.uid ?? '';
+    if (
+      previousPrimary &&
+      status.primary &&
+      previousPrimary !== status.primary &&
+      announced.get(uid) !== status.primary
+    ) {
+      announced.set(uid, status.primary);
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
@@ -210,7 +246,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // Reports that change what the status shows arrive as Pod updates, which wake this controller;
     // the requeue only ages reports that stopped coming.
     // A restore in progress moves on as Pods go and reports arrive; look again soon regardless.
-    const requeueMs = restore.active && !restore.status?.finished ? 2_000 : 30_000;
+    const requeueMs = (restore.active && !restore.status?.finished) || upgrade.active ? 2_000 : 30_000;
     return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs) };
   });
 
@@ -307,4 +343,28 @@ async function trackSwitchover(
     return undefined;
   }
   return known;
+}
+
+/** The rolling update's next step, shown in status.rollout and the RolloutHalted condition. */
+async function rollout(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+  status: PostgresClusterStatus,
+  pods: readonly Pod[],
+  keep: Parameters<typeof reconcileRollout>[3],
+): Promise<void> {
+  const rolling = await reconcileRollout(cluster, ctx, pods, keep, status.primary);
+  if (!rolling) return;
+  const step = (rolling.phase === 'Idle' && (await reconcileRestarts(cluster, ctx, pods, keep))) || rolling;
+  const { phase, current, updated, desired, message, reason } = step;
+  status.rollout = { phase, ...(current ? { current } : {}), updated, desired, message };
+  const halted = phase === 'Halted';
+  if (halted && cluster.status?.rollout?.phase !== 'Halted') await ctx.event('Warning', 'RolloutHalted', message);
+  status.conditions = setCondition((status.conditions ?? []) as Condition[], {
+    type: 'RolloutHalted',
+    status: halted ? 'True' : 'False',
+    reason: halted ? (reason ?? 'Halted') : 'AsExpected',
+    message: halted ? message : `${updated}/${desired} instances up to date`,
+    observedGeneration: cluster.metadata?.generation,
+  }) as PostgresClusterStatus['conditions'];
 }

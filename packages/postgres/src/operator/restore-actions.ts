@@ -9,6 +9,7 @@ import { ENV, names, readPodReport } from '../contract/index.js';
 import { planRestore, type RestorePlan, type RestorePod } from './backups/restore-plan.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { instancePod } from './builders/instance-pod.js';
+import { withTemplateHash } from './rollout/pod-template-hash.js';
 
 export interface KeptInstance {
   readonly name: string;
@@ -68,7 +69,11 @@ export async function reconcileRestore(
       'restore: starting the restoring instance',
     );
     await ctx.create(
-      instancePod({ cluster, ...kept, bootstrap: 'restore', restoreId: plan.createPod.source.id }) as Pod & KubeObject,
+      withTemplateHash(
+        instancePod({ cluster, ...kept, bootstrap: 'restore', restoreId: plan.createPod.source.id }),
+        cluster,
+        kept,
+      ) as Pod & KubeObject,
     );
   }
   return plan;

@@ -13,6 +13,13 @@ export interface ClusterEvent {
   readonly type: string;
   readonly reason: string;
   readonly note: string;
+  /** How many times it happened: a repeat within minutes bumps the Event's series, not a new Event. */
+  readonly count: number;
+}
+
+/** How many times Events with `reason` happened, series included. */
+export function occurrences(events: readonly ClusterEvent[], reason: string): number {
+  return events.filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);
 }
 
 /** Every Event recorded about the PostgresCluster `cluster` (by the operator or by its agents). */
@@ -25,7 +32,12 @@ export async function clusterEvents(client: KubeClient, cluster: string): Promis
       const regarding = e.regarding as { kind?: string; name?: string } | undefined;
       return regarding?.kind === KIND && regarding.name === cluster;
     })
-    .map((e) => ({ type: String(e.type), reason: String(e.reason), note: String(e.note ?? '') }));
+    .map((e) => ({
+      type: String(e.type),
+      reason: String(e.reason),
+      note: String(e.note ?? ''),
+      count: (e.series as { count?: number } | undefined)?.count ?? 1,
+    }));
 }
 
 /** Waits for an Event about `cluster` with this reason (and type) whose note matches `note`. */

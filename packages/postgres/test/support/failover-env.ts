@@ -68,7 +68,10 @@ export function reportOf(pod: Pod | undefined): InstanceReport | undefined {
 
 export async function leaseOf(client: KubeClient, cluster: string) {
   return client
-    .resource<KubeObject & { spec?: { holderIdentity?: string } }>('coordination.k8s.io/v1', 'Lease')
+    .resource<KubeObject & { spec?: { holderIdentity?: string; renewTime?: string } }>(
+      'coordination.k8s.io/v1',
+      'Lease',
+    )
     .get(names.leaderLease(cluster), { namespace: 'default' });
 }
 
@@ -132,6 +135,11 @@ export interface Ack {
   readonly n: number;
   readonly at: number;
   readonly host: string;
+  /**
+   * The primary's WAL position read right after the commit was acknowledged: at or past the end
+   * of its commit record, so a commit that a new primary lacks has `lsn` past the fork point.
+   */
+  readonly lsn: string;
 }
 
 /**
@@ -188,8 +196,12 @@ export class SequenceWriter {
         await db.connect();
         while (!this.#stop.signal.aborted) {
           const n = this.#next++;
-          await db.query('INSERT INTO seq (n) VALUES ($1)', [n]);
-          this.acks.push({ n, at: performance.now(), host });
+          // One round trip, two statements (simple protocol, hence n inlined: it is our integer):
+          // the INSERT commits, and is acknowledged, before the SELECT reads the WAL position.
+          const results = (await db.query(
+            `INSERT INTO seq (n) VALUES (${n}); SELECT pg_current_wal_lsn()::text AS lsn`,
+          )) as unknown as pg.QueryResult<{ lsn: string }>[];
+          this.acks.push({ n, at: performance.now(), host, lsn: results.at(-1)?.rows[0]?.lsn ?? '' });
         }
       } catch {
         this.errors++;
@@ -204,8 +216,14 @@ export class SequenceWriter {
 
 export interface Acceptance {
   readonly pod: string;
+  /** `performance.now()` in this process, before the write was sent and after it was acknowledged. */
   readonly start: number;
   readonly end: number;
+  /**
+   * The server's wall clock (epoch ms) while it inserted the row: the commit came just after it.
+   * Unlike `end`, it does not move when this process's event loop lags under load.
+   */
+  readonly serverAtMs: number;
 }
 
 /**
@@ -277,8 +295,11 @@ export class SplitBrainWatcher {
         // Only a postgres out of recovery is asked to write (a replica would log an error 20 times a second).
         const [row] = (await db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r')).rows;
         if (row?.r === false) {
-          await db.query('INSERT INTO brain (pod) VALUES ($1)', [pod]);
-          this.accepted.push({ pod, start, end: performance.now() });
+          const { rows } = await db.query<{ at: number }>(
+            'INSERT INTO brain (pod) VALUES ($1) RETURNING extract(epoch FROM clock_timestamp()) * 1000 AS at',
+            [pod],
+          );
+          this.accepted.push({ pod, start, end: performance.now(), serverAtMs: Number(rows[0]?.at) });
         }
       } catch {
         await db?.end().catch(() => undefined);

@@ -25,6 +25,12 @@ export class BackupsState {
   /** WAL pgBackRest dropped (its queue was full): set until a full backup starts a new history. */
   walDropped: { wal: string; time: string; reason: string } | undefined;
   restore: RestoreReport | undefined;
+  /**
+   * This data came from a major upgrade and pgBackRest's stanza still describes the old cluster:
+   * the stanza is brought over with `stanza-upgrade` (never on other data: that would take over a
+   * repo whose stanza is another cluster's).
+   */
+  stanzaUpgradeDue = false;
 
   /** The stanza is created for the options written now. */
   get stanzaReady(): boolean {

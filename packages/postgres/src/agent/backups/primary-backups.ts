@@ -21,6 +21,7 @@ import {
 } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { failureReason } from '../io/pgbackrest.js';
+import { markStanzaUpgraded } from '../io/upgrade-marker.js';
 import { firstRecoverabilityPoint, parseBackups } from './backup-info.js';
 import { BackupQueue } from './backup-runner.js';
 import { volumeAccess } from './volume-access.js';
@@ -91,16 +92,21 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
           state.writtenHash = hash;
           state.target = ctx.pgbackrest.archiveTarget();
           if (hash !== state.stanzaHash || (state.stanza !== 'created' && performance.now() >= stanzaRetryAt)) {
-            const result = await ctx.pgbackrest.run(['stanza-create'], { signal: leadership });
+            const verb = state.stanzaUpgradeDue ? 'stanza-upgrade' : 'stanza-create';
+            const result = await ctx.pgbackrest.run([verb], { signal: leadership });
             if (leadership.aborted) return;
             state.stanzaHash = hash;
             if (result.code === 0) {
               stanzaBackoff.reset();
               state.stanza = 'created';
-              log.info({ repos: usable.repos.map((r) => r.name) }, 'pgBackRest stanza created');
+              if (state.stanzaUpgradeDue) {
+                state.stanzaUpgradeDue = false;
+                await markStanzaUpgraded(config.dataDir);
+              }
+              log.info({ repos: usable.repos.map((r) => r.name), verb }, 'pgBackRest stanza created');
               infoAt = 0;
             } else {
-              state.stanza = failureReason(result, 'stanza-create');
+              state.stanza = failureReason(result, verb);
               stanzaRetryAt = performance.now() + stanzaBackoff.next();
               log.warn({ reason: state.stanza }, 'cannot create the pgBackRest stanza; retrying');
             }

@@ -10,8 +10,8 @@ import type { Redactor } from './redactor.js';
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
 /**
- * The argv that starts `command` so it receives `signal` when the agent dies (Linux parent-death
- * signal through util-linux setpriv); unchanged where setpriv is missing.
+ * The argv that starts `command` so it receives `signal` when its parent (the agent, or the keeper)
+ * dies (Linux parent-death signal through util-linux setpriv); unchanged where setpriv is missing.
  */
 export function withParentDeathSignal(command: string, args: readonly string[], signal = 'KILL'): [string, string[]] {
   return SETPRIV ? [SETPRIV, ['--pdeathsig', signal, '--', command, ...args]] : [command, [...args]];
@@ -23,6 +23,8 @@ export class CommandError extends Error {
 
 export interface RunOptions {
   readonly env?: NodeJS.ProcessEnv;
+  /** Where the tool runs (pg_upgrade writes its logs there). */
+  readonly cwd?: string;
   readonly log: Logger;
   readonly redactor: Redactor;
   readonly signal?: AbortSignal;
@@ -33,7 +35,11 @@ export function runCommand(command: string, args: readonly string[], options: Ru
   const [file, argv] = withParentDeathSignal(command, args);
   const tool = command.split('/').pop() ?? command;
   return new Promise((resolve, reject) => {
-    const child = spawn(file, argv, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, argv, {
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tail: string[] = [];
     const onLine = (line: string) => {
       if (!line.trim()) return;

@@ -1,10 +1,19 @@
 /**
  * The agent's HTTP endpoints on POD_IP:8000: `/healthz` (liveness), `/readyz` (readiness) and
- * `/metrics`. Probes answer from the state the agent already holds, so a slow postgres never
- * makes a probe hang.
+ * `/metrics`, plus the peer API (`GET /status`, `POST /failsafe`). Probes answer from the state the
+ * agent already holds, so a slow postgres never makes a probe hang.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import {
+  type FailsafeAnswer,
+  type FailsafeRequest,
+  failsafeRequest,
+  PEER_FAILSAFE_PATH,
+} from '../../contract/index.js';
+
+/** A failsafe request is a name: anything longer is not one. */
+const MAX_BODY_BYTES = 4096;
 
 export interface HealthSource {
   /** Null when healthy, else why not. */
@@ -13,6 +22,8 @@ export interface HealthSource {
   readiness(): string | null;
   /** The live status served on `/status` (see peer-status.ts). */
   liveStatus?(): Promise<unknown>;
+  /** Answers a primary that asks this member to vouch for it (`POST /failsafe`, failsafe mode). */
+  vouch?(request: FailsafeRequest): FailsafeAnswer;
 }
 
 /**
@@ -35,6 +46,19 @@ export async function startHttpServer(
       response.writeHead(code, { 'content-type': type });
       response.end(body);
     };
+    if (path === PEER_FAILSAFE_PATH && request.method === 'POST' && source.vouch) {
+      const vouch = source.vouch.bind(source);
+      readJson(request).then(
+        (body) => {
+          const parsed = failsafeRequest.safeParse(body);
+          if (!parsed.success) return answer(400, 'expected {"leader": "<pod>"}\n');
+          const given = vouch(parsed.data);
+          answer(given.accepted ? 200 : 409, JSON.stringify(given), 'application/json');
+        },
+        (error: Error) => answer(400, `${error.message}\n`),
+      );
+      return;
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, 'method not allowed\n');
     if (path === '/healthz' || path === '/readyz') {
       const problem = path === '/healthz' ? source.health() : source.readiness();
@@ -64,4 +88,13 @@ export async function startHttpServer(
     });
   });
   return server;
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of request) {
+    text += chunk;
+    if (text.length > MAX_BODY_BYTES) throw new Error('request body too large');
+  }
+  return JSON.parse(text);
 }

@@ -4,7 +4,7 @@
  * logged, never fatal.
  */
 import pg from 'pg';
-import { type ArchiveReport, PORT, SUPERUSER } from '../../contract/index.js';
+import { type ArchiveReport, CONFIG_HASH_SETTING, type PendingRestart, PORT, SUPERUSER } from '../../contract/index.js';
 import type { PostgresObservation } from '../plan/report.js';
 import type { Logger } from './logger.js';
 
@@ -65,13 +65,25 @@ export class LocalDb {
       connected: true,
       inRecovery,
       systemIdentifier: row.system_identifier as string,
+      // The running server's own word: the image's tag or spec.postgresVersion may say otherwise.
+      serverVersion: (row.server_version as string).split(' ')[0],
       timeline,
       currentLsn: row.current_lsn as string | null,
       receiveLsn: row.receive_lsn as string | null,
       replayLsn: row.replay_lsn as string | null,
       receiverStatus: row.receiver_status as string | null,
       senderEndLsn: row.latest_end_lsn as string | null,
+      configHash: (row.config_hash as string | null) || undefined,
+      restartPending: row.restart_pending === true,
     };
+  }
+
+  /**
+   * Parameters waiting for a restart, with their running and configured values (pg_file_settings
+   * needs the superuser the agent is).
+   */
+  async pendingRestart(): Promise<PendingRestart[]> {
+    return this.query<PendingRestart>(PENDING_RESTART_SQL);
   }
 
   /** `pg_stat_archiver` and the count of segments waiting for the archive command. */
@@ -93,10 +105,14 @@ export class LocalDb {
   }
 }
 
+// A restore's recovery targets stay pending once it is over; they mean nothing to a running server.
+const RESTART_PENDING = "s.pending_restart AND s.name NOT LIKE 'recovery\\_target%'";
+
 // The current WAL file's name starts with the timeline (8 hex digits): unlike pg_control_checkpoint()
 // it is right at once after a promotion, before the next checkpoint.
 const OBSERVE_SQL = `
 SELECT pg_is_in_recovery() AS in_recovery,
+       current_setting('server_version') AS server_version,
        (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
        (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
        CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END AS current_lsn,
@@ -105,8 +121,20 @@ SELECT pg_is_in_recovery() AS in_recovery,
        pg_last_wal_replay_lsn()::text AS replay_lsn,
        w.status AS receiver_status,
        w.received_tli,
-       w.latest_end_lsn::text AS latest_end_lsn
+       w.latest_end_lsn::text AS latest_end_lsn,
+       current_setting('${CONFIG_HASH_SETTING}', true) AS config_hash,
+       EXISTS (SELECT 1 FROM pg_settings s WHERE ${RESTART_PENDING}) AS restart_pending
 FROM (SELECT 1) AS one LEFT JOIN pg_stat_wal_receiver AS w ON true`;
+
+// The last line for a name in the files wins, as in postgres itself; a setting removed from the
+// files goes back to its built-in value (a restored backup's configuration can do that). Never
+// null: the report's schema would refuse it, and the operator would see no report at all.
+const PENDING_RESTART_SQL = `
+SELECT s.name, s.setting AS running,
+       coalesce((SELECT f.setting FROM pg_file_settings f WHERE f.name = s.name ORDER BY f.seqno DESC LIMIT 1),
+                s.boot_val, '') AS wanted
+FROM pg_settings s WHERE ${RESTART_PENDING}
+ORDER BY s.name`;
 
 const ARCHIVE_SQL = `
 SELECT a.last_archived_wal, a.last_archived_time, a.last_failed_wal, a.last_failed_time,

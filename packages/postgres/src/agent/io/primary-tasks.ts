@@ -4,8 +4,11 @@
  * on the difference, so running it again is harmless.
  */
 import { type KubeClient, NotFoundError } from '@kanri/client';
-import { names, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import pg from 'pg';
+import type { PostgresClusterSpec } from '../../api/postgres-cluster.js';
+import { names, REPLICATION_USER, SUPERUSER, type UsersReport } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
+import { MANAGED_ROLE_COMMENT, type ManagedRole, planMarks, planRemovedUsers } from '../plan/removed-users-plan.js';
 import { planSlots } from '../plan/slots-plan.js';
 import { type ExistingRole, planSystemRoles, planUsers, readDeclaredUsers, type UserStep } from '../plan/users-plan.js';
 import type { LocalDb } from './local-db.js';
@@ -73,21 +76,57 @@ export async function reconcileSlots(
   podNames: readonly string[],
   log: Logger,
 ): Promise<void> {
-  const slots = await db.query<{ slot_name: string; active: boolean }>(
-    `SELECT slot_name, active FROM pg_replication_slots WHERE slot_type = 'physical'`,
+  const slots = await db.query<{ slot_name: string; active: boolean; wal_status: string | null }>(
+    `SELECT slot_name, active, wal_status FROM pg_replication_slots WHERE slot_type = 'physical'`,
   );
   const plan = planSlots(
     config.podName,
     podNames,
-    slots.map((slot) => ({ name: slot.slot_name, active: slot.active })),
+    slots.map((slot) => ({ name: slot.slot_name, active: slot.active, lost: slot.wal_status === 'lost' })),
   );
-  for (const slot of plan.create) {
+  for (const slot of plan.recreate) {
+    // Slots are not transactional: a clone that comes between the two fails and tries again.
+    await db.query('SELECT pg_drop_replication_slot($1)', [slot]);
     await db.query('SELECT pg_create_physical_replication_slot($1)', [slot]);
-    log.info({ slot }, 'created a replication slot');
+    log.warn(
+      { slot },
+      'recreated a replication slot that max_slot_wal_keep_size had invalidated: its replica fell too far behind and re-clones',
+    );
   }
+  await createSlots(db, plan.create, log);
   for (const slot of plan.drop) {
     await db.query('SELECT pg_drop_replication_slot($1)', [slot]);
     log.info({ slot }, 'dropped the replication slot of a Pod that is gone');
+  }
+}
+
+/**
+ * Creates the physical slots of `podNames` (other than this Pod) that do not exist yet and drops
+ * nothing: a standby about to take the Lease prepares its followers' slots with it. Resolves the
+ * slots it created.
+ */
+export async function ensureSlots(
+  db: LocalDb,
+  config: AgentConfig,
+  podNames: readonly string[],
+  log: Logger,
+): Promise<string[]> {
+  const slots = await db.query<{ slot_name: string }>(
+    `SELECT slot_name FROM pg_replication_slots WHERE slot_type = 'physical'`,
+  );
+  const { create } = planSlots(
+    config.podName,
+    podNames,
+    slots.map((slot) => ({ name: slot.slot_name, active: false })),
+  );
+  await createSlots(db, create, log);
+  return create;
+}
+
+async function createSlots(db: LocalDb, slots: readonly string[], log: Logger): Promise<void> {
+  for (const slot of slots) {
+    await db.query('SELECT pg_create_physical_replication_slot($1)', [slot]);
+    log.info({ slot }, 'created a replication slot');
   }
 }
 
@@ -113,18 +152,19 @@ async function readPassword(
 }
 
 /**
- * Roles and databases of `spec.users`. Invalid entries are logged (naming the user and the field)
- * and skipped; users whose Secret does not exist yet are skipped until it does.
+ * Roles and databases of `spec.users`, then the roles of users no longer declared
+ * (removed-users-plan.ts). Invalid entries are logged (naming the user and the field) and skipped;
+ * users whose Secret does not exist yet are skipped until it does. Resolves what the report says.
  */
 export async function reconcileUsers(
   db: LocalDb,
   client: KubeClient,
   config: AgentConfig,
-  spec: unknown,
+  cluster: { readonly spec: PostgresClusterSpec | undefined; readonly generation: number },
   log: Logger,
   redactor: Redactor,
-): Promise<void> {
-  const { users, errors } = readDeclaredUsers(spec);
+): Promise<UsersReport> {
+  const { users, errors } = readDeclaredUsers(cluster.spec);
   for (const error of errors) log.error({ cluster: config.cluster }, `invalid user declaration: ${error}`);
   const passwords = new Map<string, string>();
   for (const user of users) {
@@ -150,4 +190,35 @@ export async function reconcileUsers(
     ).map((row) => [row.datname, row.owner]),
   );
   await runSteps(db, planUsers(users, passwords, roles, databases), log);
+  const managed = await readManagedRoles(db);
+  for (const sql of planMarks([...passwords.keys()], new Set(managed.map((role) => role.name)))) await db.query(sql);
+  const { drop, kept } = planRemovedUsers(
+    managed,
+    new Set(users.map((user) => user.name)),
+    cluster.spec?.userRemovalPolicy ?? 'Retain',
+    { unreadableEntries: errors.length > 0 },
+  );
+  for (const step of drop) {
+    try {
+      await db.query(step.sql);
+      log.info({ user: step.name }, 'dropped the role of a user removed from spec.users (userRemovalPolicy: Drop)');
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError)) throw error;
+      const reason = `DROP ROLE failed: ${error.message}${error.detail ? ` (${error.detail})` : ''}`;
+      kept.push({ name: step.name, reason });
+      log.warn({ user: step.name, reason }, 'cannot drop the role of a user removed from spec.users; keeping it');
+    }
+  }
+  return { generation: cluster.generation, removed: kept.sort((a, b) => a.name.localeCompare(b.name)) };
+}
+
+/** The roles carrying Kanri's mark, with the databases each owns. */
+async function readManagedRoles(db: LocalDb): Promise<ManagedRole[]> {
+  const rows = await db.query<{ name: string; owned: string[] }>(
+    `SELECT r.rolname AS name,
+            ARRAY(SELECT d.datname::text FROM pg_database d WHERE d.datdba = r.oid ORDER BY 1) AS owned
+     FROM pg_roles r WHERE shobj_description(r.oid, 'pg_authid') = $1`,
+    [MANAGED_ROLE_COMMENT],
+  );
+  return rows.map((row) => ({ name: row.name, ownedDatabases: row.owned }));
 }

@@ -19,7 +19,23 @@ export interface ControlData {
   /** Latest checkpoint location: after a clean shutdown, the shutdown checkpoint (the last record). */
   readonly checkpointLsn: string;
   readonly timeline: number;
+  /**
+   * The hot-standby limits recorded in the control file (`max_connections setting`, …) by
+   * parameter name; on a standby, the primary's values as last replayed.
+   */
+  readonly limits: Readonly<Record<string, number>>;
+  /** Database system identifier: equal on every member of one cluster, and only there. */
+  readonly systemIdentifier: string;
 }
+
+/** pg_controldata's label → the parameter it records. */
+const LIMIT_LABELS: Readonly<Record<string, string>> = {
+  'max_connections setting': 'max_connections',
+  'max_worker_processes setting': 'max_worker_processes',
+  'max_wal_senders setting': 'max_wal_senders',
+  'max_prepared_xacts setting': 'max_prepared_transactions',
+  'max_locks_per_xact setting': 'max_locks_per_transaction',
+};
 
 /** Parses pg_controldata's output. Pure. */
 export function parseControlData(text: string): ControlData {
@@ -28,6 +44,13 @@ export function parseControlData(text: string): ControlData {
     state: field('Database cluster state'),
     checkpointLsn: field('Latest checkpoint location'),
     timeline: Number(field("Latest checkpoint's TimeLineID")) || 0,
+    limits: Object.fromEntries(
+      Object.entries(LIMIT_LABELS).flatMap(([label, name]) => {
+        const value = Number.parseInt(field(label), 10);
+        return Number.isFinite(value) ? [[name, value]] : [];
+      }),
+    ),
+    systemIdentifier: field('Database system identifier'),
   };
 }
 

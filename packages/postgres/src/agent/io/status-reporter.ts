@@ -27,6 +27,10 @@ export interface StatusReporterOptions {
   readonly state: () => AgentState;
   /** The repos and archive as the agent knows them (the primary reports them). */
   readonly backups?: () => BackupsState;
+  /** The hot-standby limits in the control file (pg_controldata), asked only while a restart is pending. */
+  readonly controlLimits?: () => Promise<Readonly<Record<string, number>>>;
+  /** Why the data volume is full now, or undefined (see io/disk-watch.ts). */
+  readonly diskFull?: () => Promise<string | undefined>;
 }
 
 const PERIOD_MS = 2_000;
@@ -122,6 +126,17 @@ export class StatusReporter implements HealthSource {
         backupsReport.recoveryWindow = { ...backupsReport.recoveryWindow, last: archive.lastArchivedTime };
     }
     if (backupsReport) report.backups = backupsReport;
+    // What the operator orders restarts by (operator/rollout/restart-plan.ts).
+    if (observation.configHash) report.configHash = observation.configHash;
+    const pending = observation.restartPending ? await db.pendingRestart().catch(() => []) : [];
+    if (pending.length > 0) {
+      report.pendingRestart = pending;
+      // A standby's copy of its primary's limits exists only in the control file.
+      const limits = observation.inRecovery ? await this.#options.controlLimits?.().catch(() => undefined) : undefined;
+      if (limits) report.controlLimits = { ...limits };
+    }
+    const diskFull = await this.#options.diskFull?.().catch(() => undefined);
+    if (diskFull) report.diskFull = diskFull;
     metrics.update(report, observation.connected, state.leading);
     this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     const now = performance.now();

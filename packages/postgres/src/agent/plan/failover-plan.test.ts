@@ -122,3 +122,13 @@ it('synchronous standbys: a member leaves the published set before postgres stop
   });
   assert.deepEqual(planSync(sync({ number: 0, published: ['db-c'] })), { kind: 'publish', members: [] });
 });
+
+it('failover: nobody takes over from a holder this replica vouched for in failsafe mode, however advanced', () => {
+  const a = replica('db-a', '0/3000000');
+  const decision = decideFailover(input('db-a', [a], { vouchedFor: 'db-p', graceOver: true }));
+  assert.deepEqual(decision, {
+    take: false,
+    message: 'waiting: this replica vouched for db-p in failsafe mode less than a lease duration ago',
+  });
+  assert.equal(decideFailover(input('db-a', [a], { graceOver: true })).take, true);
+});

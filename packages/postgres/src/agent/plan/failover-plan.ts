@@ -32,6 +32,11 @@ export interface FailoverInput {
   readonly synchronousStandbys: readonly string[] | undefined;
   /** The grace period for better candidates has run out: this one may go ahead of them. */
   readonly graceOver: boolean;
+  /**
+   * The last holder, when this replica vouched for it in failsafe mode less than a lease duration
+   * ago (plan/failsafe-plan.ts): it may still be taking writes, so nobody takes over from it yet.
+   */
+  readonly vouchedFor?: string;
 }
 
 export type FailoverDecision =
@@ -65,6 +70,11 @@ export function formatBytes(bytes: number): string {
  * ```
  */
 export function decideFailover(input: FailoverInput): FailoverDecision {
+  if (input.vouchedFor !== undefined)
+    return {
+      take: false,
+      message: `waiting: this replica vouched for ${input.vouchedFor} in failsafe mode less than a lease duration ago`,
+    };
   const me = input.candidates.find((c) => c.name === input.self);
   if (!me?.eligible) return { take: false, message: `not a candidate: ${me?.why ?? 'no status'}` };
   const sync = input.synchronousStandbys;

@@ -11,6 +11,8 @@ export interface PostgresObservation {
   readonly connected: boolean;
   readonly inRecovery?: boolean;
   readonly systemIdentifier?: string;
+  /** `server_version` without its build suffix, e.g. `16.15`. */
+  readonly serverVersion?: string;
   readonly timeline?: number;
   /** Primary: pg_current_wal_lsn(). */
   readonly currentLsn?: string | null;
@@ -21,6 +23,10 @@ export interface PostgresObservation {
   readonly receiverStatus?: string | null;
   /** pg_stat_wal_receiver.latest_end_lsn: the primary's WAL end as its sender last said. */
   readonly senderEndLsn?: string | null;
+  /** The operator's configuration as postgres has loaded it (CONFIG_HASH_SETTING). */
+  readonly configHash?: string;
+  /** Some parameter waits for a restart (its details cost another query: asked only then). */
+  readonly restartPending?: boolean;
 }
 
 export interface ReportInput {
@@ -37,7 +43,10 @@ export interface ReportInput {
   readonly decisions?: ReportDecisions;
 }
 
-export type ReportDecisions = Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin' | 'synchronousStandbys'>;
+export type ReportDecisions = Pick<
+  InstanceReport,
+  'failover' | 'switchover' | 'rejoin' | 'synchronousStandbys' | 'restartServed' | 'users' | 'upgradeCheck' | 'upgrade'
+>;
 
 const ZERO_LSN = '0/0';
 
@@ -99,6 +108,7 @@ export function buildReport(input: ReportInput): InstanceReport {
     replayedLsn: replayed,
     lagBytes: role === 'primary' ? 0 : lsnDistance(replayed, primaryEnd),
     updatedAt: input.now.toISOString(),
+    ...(o.serverVersion ? { serverVersion: o.serverVersion } : {}),
   };
   const decisions = Object.fromEntries(
     Object.entries(input.decisions ?? {}).filter(([, value]) => value !== undefined),
@@ -113,6 +123,7 @@ function essentials(report: InstanceReport): string {
     report.ready,
     report.timeline,
     report.systemIdentifier,
+    report.serverVersion ?? '',
     report.message ?? '',
     report.failover ?? '',
     report.switchover ?? '',
@@ -122,6 +133,12 @@ function essentials(report: InstanceReport): string {
     archiveFailing(report.backups?.archive),
     report.backups?.walDropped ?? null,
     report.restore ?? null,
+    report.pendingRestart ?? [],
+    report.controlLimits ?? null,
+    report.restartServed ?? '',
+    report.configHash ?? '',
+    report.diskFull ?? '',
+    report.users ?? null,
   ]);
 }
 

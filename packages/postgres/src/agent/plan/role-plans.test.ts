@@ -8,15 +8,32 @@ import { planReplicaLap } from './replica-plan.js';
 import { planSwitchoverTarget } from './switchover-plan.js';
 
 describe('planReplicaLap', () => {
-  const base = { self: 'pg-1', diverged: undefined, leaseExists: true, holder: 'pg-0', expired: false };
+  const base = { self: 'pg-1', diverged: undefined, leaseExists: true, holder: 'pg-0', expired: false, vouched: false };
   it('follows a live holder', () => assert.deepEqual(planReplicaLap(base), { kind: 'follow', holder: 'pg-0' }));
   it('rejoins first when its WAL diverged, whatever the Lease says', () =>
     assert.deepEqual(planReplicaLap({ ...base, diverged: 'forked off' }), { kind: 'rejoin', line: 'forked off' }));
+  it('re-clones when the primary removed WAL it needs, while that primary leads', () =>
+    assert.deepEqual(planReplicaLap({ ...base, walRemoved: 'requested WAL segment 0001 has already been removed' }), {
+      kind: 'reclone',
+      line: 'requested WAL segment 0001 has already been removed',
+    }));
+  it('does not re-clone without a live primary to clone (a failover comes first)', () => {
+    const walRemoved = 'requested WAL segment 0001 has already been removed';
+    assert.deepEqual(planReplicaLap({ ...base, walRemoved, expired: true }), { kind: 'consider-failover' });
+    assert.deepEqual(planReplicaLap({ ...base, walRemoved, holder: 'pg-1' }), { kind: 'confirm-lead' });
+  });
   it('confirms before leading when the Lease names it', () =>
     assert.deepEqual(planReplicaLap({ ...base, holder: 'pg-1' }), { kind: 'confirm-lead' }));
   it('considers a failover once the holder expired, or the Lease is free', () => {
     assert.deepEqual(planReplicaLap({ ...base, expired: true }), { kind: 'consider-failover' });
     assert.deepEqual(planReplicaLap({ ...base, holder: undefined, expired: true }), { kind: 'consider-failover' });
+  });
+  it('follows a holder it vouched for in failsafe mode even though its Lease ran out here', () => {
+    assert.deepEqual(planReplicaLap({ ...base, expired: true, vouched: true }), { kind: 'follow', holder: 'pg-0' });
+    // A vouch never makes a free Lease held.
+    assert.deepEqual(planReplicaLap({ ...base, holder: undefined, expired: true, vouched: true }), {
+      kind: 'consider-failover',
+    });
   });
   it('waits while no Lease exists (nothing was ever bootstrapped)', () =>
     assert.deepEqual(planReplicaLap({ ...base, leaseExists: false, holder: undefined, expired: false }), {

@@ -18,7 +18,20 @@ it('plans slots for every other Pod and drops only inactive slots of Pods that a
       { name: 'user_slot', active: false },
     ],
   );
-  assert.deepEqual(plan, { create: ['kanri_pg_a_2'], drop: ['kanri_pg_a_9'] });
+  assert.deepEqual(plan, { create: ['kanri_pg_a_2'], drop: ['kanri_pg_a_9'], recreate: [] });
+});
+
+it('recreates an invalidated (lost) slot of a current Pod once no walsender uses it', () => {
+  const plan = planSlots(
+    'pg-a-0',
+    ['pg-a-0', 'pg-a-1', 'pg-a-2'],
+    [
+      { name: 'kanri_pg_a_1', active: false, lost: true },
+      { name: 'kanri_pg_a_2', active: true, lost: true },
+      { name: 'kanri_pg_a_9', active: false, lost: true },
+    ],
+  );
+  assert.deepEqual(plan, { create: [], drop: ['kanri_pg_a_9'], recreate: ['kanri_pg_a_1'] });
 });
 
 it('plans the boot from the data directory and the Lease', () => {

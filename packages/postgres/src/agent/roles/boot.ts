@@ -1,30 +1,56 @@
 /**
- * The first step of every start: look at PGDATA and the leader Lease, plan (plan/bootstrap-plan.ts),
- * and initialise or clone if needed. Resolves the first mode to run, or undefined when stopping.
+ * The first step of every start: look at PGDATA and the leader Lease, adopt a postgres the keeper
+ * kept running if that is safe (roles/adopt.ts), else plan (plan/bootstrap-plan.ts) and initialise
+ * or clone if needed (PGDATA of another major first: roles/major-upgrade.ts). Resolves the first mode to run, or undefined when stopping.
  */
 import { holderOf } from '@kanri/runtime';
 import { ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
 import { initdb, inspectDataDir } from '../io/bootstrap.js';
 import { retry } from '../io/retry.js';
+import type { WatchdogStatus } from '../keeper/protocol.js';
 import { planBoot } from '../plan/bootstrap-plan.js';
+import { adoptKept } from './adopt.js';
 import { bootstrapContext, cloneFromPrimary } from './clone.js';
+import { settleMajorVersion } from './major-upgrade.js';
 import { readRestoreMarker, restoreFromRepo } from './restore.js';
+import { checkDataVolume } from './volume-check.js';
 
-export async function boot(ctx: AgentContext, signal: AbortSignal): Promise<Transition | undefined> {
+export async function boot(
+  ctx: AgentContext,
+  signal: AbortSignal,
+  watchdog: WatchdogStatus,
+): Promise<Transition | undefined> {
   const { config, state, log } = ctx;
-  const data = await inspectDataDir(config.pgdata);
+  // Data of another major is upgraded (on the Pod made for it) or refused before anything reads it.
+  const settled = await settleMajorVersion(ctx, signal);
+  if (settled === 'refused') return undefined;
+  let data = await inspectDataDir(config.pgdata);
+  // Existing data (a restart, or a retained volume reattached) is checked before postgres runs on it;
+  // data upgraded just now has a new system identifier, which the operator records once it serves.
+  if (data.hasData && settled === 'boot') {
+    const checked = await checkDataVolume(ctx, signal);
+    if (checked === undefined) return undefined;
+    if (checked === 'recloned') data = { hasData: true, isStandby: true };
+  }
   // A quorum read, not the cache: initdb must never run while a Lease exists.
   const lease = await retry(log, 'read the leader Lease', signal, () => ctx.view.lease.refresh(signal));
   if (signal.aborted || !lease) return undefined;
   const leaseHolder = holderOf(lease);
   const marker = config.bootstrap === 'restore' ? await readRestoreMarker(config.dataDir) : undefined;
   if (marker) ctx.backups.restore = marker;
+  const restorePending = !(
+    marker?.result === 'succeeded' &&
+    (config.restoreId === undefined || marker.id === config.restoreId)
+  );
+  const adopted = await adoptKept(ctx, signal, {
+    leaseHolder,
+    restorePending: config.bootstrap === 'restore' && restorePending,
+    watchdog,
+  });
+  if (adopted !== 'boot') return adopted;
   const plan = planBoot({
-    restorePending: !(
-      marker?.result === 'succeeded' &&
-      (config.restoreId === undefined || marker.id === config.restoreId)
-    ),
+    restorePending,
     ...data,
     mode: config.bootstrap,
     leaseExists: lease.exists,

@@ -18,8 +18,10 @@ import {
 } from '../../contract/index.js';
 import type { AgentContext, Takeover } from '../context.js';
 import { fetchPeerStatus } from '../io/peer-status.js';
+import { ensureSlots } from '../io/primary-tasks.js';
 import { leaseTimings } from '../lease-timings.js';
 import { decideFailover } from '../plan/failover-plan.js';
+import { isVouchedFor } from '../plan/failsafe-plan.js';
 import { toCandidate } from '../plan/switchover-plan.js';
 
 export interface FailoverOutcome {
@@ -58,14 +60,42 @@ export async function considerFailover(
     synchronousStandbys:
       synchronousNumber > 0 ? parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]) : undefined,
     graceOver: performance.now() - expiredSince > leaseTimings(ctx).leaseDurationMs,
+    ...(lastHolder &&
+    isVouchedFor(state.snapshot().vouch, lastHolder, performance.now(), leaseTimings(ctx).leaseDurationMs)
+      ? { vouchedFor: lastHolder }
+      : {}),
   });
   if (!decision.take) return { take: false, message: decision.message };
+  if (synchronousNumber > 0)
+    await slotsBeforeLeading(
+      ctx,
+      answered.map((peer) => peer.name),
+    );
   // The promotion starts a timeline past this instance's: recorded with the take-over itself, so a
   // former primary cannot lead from its older history while this one is still promoting.
   const takeover = await takeLease(ctx, lease, lastHolder, decision.message, (me as LiveStatus).timeline + 1);
   return takeover
     ? { take: true, message: state.snapshot().decisions.failover ?? decision.message, takeover }
     : { take: true, message: decision.message };
+}
+
+/**
+ * Synchronous mode acknowledges no commit until a replica streams from the new primary, and the
+ * replicas follow whoever the Lease names at once. A replica that connects before its slot exists
+ * is refused, and postgres retries only after `wal_retrieve_retry_interval` (1 s without a commit;
+ * made while promoting, the slot often lost that race). So the slots of the peers that
+ * answered (the live replicas) exist before the Lease names this instance. Made on a standby
+ * without reserving WAL, they hold nothing if the take-over then fails; promote.ts adds the rest.
+ */
+async function slotsBeforeLeading(ctx: AgentContext, peers: readonly string[]): Promise<void> {
+  const started = performance.now();
+  try {
+    const created = await ensureSlots(ctx.db, ctx.config, peers, ctx.log);
+    // On the path to the first commit: how long it took is worth seeing.
+    ctx.log.info({ created, ms: Math.round(performance.now() - started) }, "the replicas' slots are ready");
+  } catch (error) {
+    ctx.log.warn({ err: error }, "cannot create the replicas' slots before taking the Lease; promoting creates them");
+  }
 }
 
 /** Takes the expired Lease with its resourceVersion as precondition; undefined when someone else moved it first. */

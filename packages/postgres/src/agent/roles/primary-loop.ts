@@ -1,9 +1,10 @@
 /**
  * The primary's periodic work while it leads: replication slots, users and databases, planned
- * switchovers (every 5 s, or at once on a spec change), and in synchronous mode the standbys
- * (every second, one step of plan/sync-plan.ts at a time). Errors are logged and retried.
+ * switchovers, in-place restarts, a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
+ * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
+ * way). Errors are logged and retried.
  */
-import { annotateLease } from '@kanri/runtime';
+import { annotateLease, type LeaseView } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
@@ -11,11 +12,16 @@ import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
+import { restartIfRequested } from './restart-in-place.js';
 import { maybeSwitchover } from './switchover.js';
+import { maybeCheckUpgrade } from './upgrade-check.js';
 
 const PRIMARY_TASK_PERIOD_MS = 5_000;
 const USERS_RESYNC_MS = 30_000;
-const SYNC_PERIOD_MS = 1_000;
+/** A standby that left is noticed within this (a local query; the Lease is read only to act). */
+const SYNC_PERIOD_MS = 250;
+const SYNC_STEP_MS = 100;
+const ASYNC_PERIOD_MS = 1_000;
 
 /** The names of the cluster's Pods, as the cache has them. */
 export function podNames(ctx: AgentContext): string[] {
@@ -56,7 +62,8 @@ export async function runPrimaryTasks(
         session.usersDue = false;
         lastUsersMs = performance.now();
         try {
-          await reconcileUsers(ctx.db, ctx.client, ctx.config, ctx.view.spec, log, ctx.redactor);
+          const cluster = { spec: ctx.view.spec, generation: ctx.view.cluster?.metadata?.generation ?? 0 };
+          ctx.state.reportUsers(await reconcileUsers(ctx.db, ctx.client, ctx.config, cluster, log, ctx.redactor));
         } catch (error) {
           session.usersDue = true;
           if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile users and databases; retrying');
@@ -64,6 +71,12 @@ export async function runPrimaryTasks(
       }
       await maybeSwitchover(ctx, session, leadership).catch((error: unknown) => {
         log.error({ err: error }, 'switchover failed');
+      });
+      await restartIfRequested(ctx, leadership).catch((error: unknown) => {
+        log.error({ err: error }, 'restart in place failed');
+      });
+      await maybeCheckUpgrade(ctx, leadership).catch((error: unknown) => {
+        if (!leadership.aborted) log.warn({ err: error }, 'cannot run the major upgrade pre-flight check; retrying');
       });
     }
     await ctx.primaryWakeup.wait(PRIMARY_TASK_PERIOD_MS, leadership);
@@ -82,7 +95,11 @@ export async function runSyncLoop(ctx: AgentContext, session: PrimarySession, le
         if (!leadership.aborted) ctx.log.warn({ err: error }, 'cannot manage synchronous standbys; retrying');
       }
     }
-    await sleepUnlessAborted(SYNC_PERIOD_MS, leadership);
+    // While a new set is on its way (configured, not yet published) commits may be waiting for it:
+    // each step follows the last at once instead of a period later.
+    // Asynchronous (nothing to hand over) it only watches for the mode to change.
+    const period = ctx.view.ha.synchronousNumber > 0 ? SYNC_PERIOD_MS : ASYNC_PERIOD_MS;
+    await sleepUnlessAborted(session.syncPending ? SYNC_STEP_MS : period, leadership);
   }
 }
 
@@ -90,23 +107,29 @@ export async function runSyncLoop(ctx: AgentContext, session: PrimarySession, le
 async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: AbortSignal): Promise<string> {
   const { db, files, postgres, state, log, config } = ctx;
   const number = ctx.view.ha.synchronousNumber;
-  // Read fresh: planning from a stale published set could skip the unpublish-first step.
-  const lease = await ctx.view.lease.refresh(leadership);
-  const published = parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]);
-  const connections = await db.query<{ name: string; state: string; sync_state: string; flush_lsn: string | null }>(
-    'SELECT application_name AS name, state, sync_state, flush_lsn::text FROM pg_stat_replication',
-  );
-  const [current] = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-  const action = planSync({
-    number,
-    published,
-    configured: session.syncConfigured,
-    connections: connections.map(
-      (c): StandbyConnection => ({ name: c.name, state: c.state, syncState: c.sync_state, flushLsn: c.flush_lsn }),
-    ),
-    pending: session.syncPending,
-    currentLsn: current?.lsn ?? '0/0',
-  });
+  const observeAndPlan = async (lease: LeaseView | undefined) => {
+    const published = parseMembers(lease?.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]);
+    const connections = await db.query<{ name: string; state: string; sync_state: string; flush_lsn: string | null }>(
+      'SELECT application_name AS name, state, sync_state, flush_lsn::text FROM pg_stat_replication',
+    );
+    const [current] = await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+    const action = planSync({
+      number,
+      published,
+      configured: session.syncConfigured,
+      connections: connections.map(
+        (c): StandbyConnection => ({ name: c.name, state: c.state, syncState: c.sync_state, flushLsn: c.flush_lsn }),
+      ),
+      pending: session.syncPending,
+      currentLsn: current?.lsn ?? '0/0',
+    });
+    return { published, action };
+  };
+  // Looked at every period from the followed Lease (no API request); before changing anything, read
+  // fresh and plan again: planning from a stale published set could skip the unpublish-first step.
+  let { published, action } = await observeAndPlan(ctx.view.lease.view);
+  if (action.kind === 'publish' || action.kind === 'configure')
+    ({ published, action } = await observeAndPlan(await ctx.view.lease.refresh(leadership)));
   state.reportSynchronousStandbys(number > 0 ? published : undefined);
   switch (action.kind) {
     case 'none':
@@ -115,6 +138,11 @@ async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: 
       return action.reason;
     case 'capture':
       session.syncPending = { members: session.syncConfigured, lsn: action.lsn };
+      // Waiting commits are released only when a standby reports, and an idle standby reports only
+      // every wal_receiver_status_interval (10 s): commits stuck on a standby that left would wait
+      // that long for the one that replaced it. A WAL record (no transaction, so it waits for
+      // nobody) makes every standby report as soon as it has flushed it.
+      await db.query("SELECT pg_logical_emit_message(false, 'kanri', 'synchronous standbys changed')");
       return `synchronous standbys must flush ${action.lsn}`;
     case 'configure': {
       const value = renderSynchronousStandbyNames(number, action.members);

@@ -16,6 +16,7 @@ import { retry, untilAccepting } from '../io/retry.js';
 import { leaseTimings } from '../lease-timings.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
 import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { PrimaryFailsafe } from './failsafe.js';
 import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
@@ -34,7 +35,10 @@ export async function runPrimary(
   const { config, log, state } = ctx;
   state.enter('lead', ROLE.primary, 'waiting for the leader Lease');
   const session = new PrimarySession();
+  const failsafe = new PrimaryFailsafe(ctx);
   let leadership: Promise<void> = Promise.resolve();
+  // Names the current leadership for the watchdog (see PostgresProcess.disarmWatchdog).
+  let leadershipToken: object = {};
   let afterPromotion = entry.takeover?.afterPromotion;
   const reportTakeover = () => {
     const report = afterPromotion;
@@ -55,10 +59,21 @@ export async function runPrimary(
     // Owned by the cluster: deleting it deletes the Lease (and its history), so a new cluster of the
     // same name starts afresh instead of finding an old Lease that forbids initdb.
     leaseMetadata: () => leaseMetadataFor(ctx),
+    // While the API server cannot be reached, lead on only if every other member vouches (failsafe.ts).
+    keepLeadingWithoutApi: (asking) => failsafe.keepLeading(asking),
+    // The keeper stops postgres at this deadline unless fed a later one: the fencing below, done
+    // from outside this event loop, for when it is stalled (or this process died). A vouched
+    // extension moves it too.
+    onLeadingUntil: (deadlineMs) => {
+      failsafe.leadingUntil();
+      ctx.postgres.feedWatchdog(deadlineMs, leadershipToken);
+    },
     onStartedLeading: (lost) => {
+      const token = {};
+      leadershipToken = token;
       // One leadership at a time: a new one starts postgres only after the last one stopped it.
       leadership = leadership
-        .then(() => lead(ctx, session, lost, signal, entry.fresh === true, reportTakeover))
+        .then(() => lead(ctx, session, lost, signal, entry.fresh === true, reportTakeover, failsafe, token))
         .catch((error: unknown) => log.error({ err: error }, 'leading failed'));
       return leadership;
     },
@@ -85,6 +100,8 @@ async function lead(
   agentSignal: AbortSignal,
   fresh: boolean,
   reportTakeover: () => void,
+  failsafe: PrimaryFailsafe,
+  token: object,
 ): Promise<void> {
   const { config, files, postgres, state, log } = ctx;
   state.enter('lead', ROLE.primary, 'starting postgres as primary');
@@ -155,7 +172,7 @@ async function lead(
     if (!agentSignal.aborted) {
       const why = session.takenBy
         ? `${session.takenBy} holds the leader Lease now`
-        : 'the leader Lease could not be renewed before the renew deadline';
+        : `the leader Lease could not be renewed before the renew deadline${failsafe.refusal ? ` (failsafe: ${failsafe.refusal})` : ''}`;
       phase = `fenced: ${why}; postgres stopped`;
       if (!session.switching) {
         log.error({ reason: why }, 'FENCING: stopping postgres so that it takes no more writes');
@@ -167,6 +184,7 @@ async function lead(
     // Lease can expire for the replicas (renew deadline < lease duration).
     lost.removeEventListener('abort', fence);
     await postgres.stop('fast', 2_000);
+    postgres.disarmWatchdog(token);
   }
 }
 

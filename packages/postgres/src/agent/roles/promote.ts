@@ -18,9 +18,11 @@ export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSigna
   log.info('promoting postgres (pg_promote)');
   // Synchronous mode: the replicas re-follow this instance as soon as it holds the Lease; with
   // their slots in place they stream from it at once (through the promotion's timeline switch)
-  // instead of retrying after wal_retrieve_retry_interval, time without any commit. Asynchronous
-  // commits need no replica: the slots come right after the promotion (the primary's first
-  // pass), and their fsyncs do not compete with the promotion's.
+  // instead of retrying after wal_retrieve_retry_interval, time without any commit. A failover
+  // made the live replicas' slots before taking the Lease (failover.ts); this adds the others
+  // (the former primary's) and serves a switchover's target. Asynchronous commits need no
+  // replica: the slots come right after the promotion (the primary's first pass), and their
+  // fsyncs do not compete with the promotion's.
   if (ctx.view.ha.synchronousNumber > 0) {
     void reconcileSlots(db, ctx.config, podNames(ctx), log).catch(() => undefined);
   }

@@ -26,6 +26,9 @@ export async function runRejoin(
     `${from.why}: the leader Lease is held by ${from.holder ?? 'another instance'}; rejoining as its replica`,
   );
   await postgres.stop('fast', 10_000);
+  // No leadership here: a watchdog still armed by an adopted primary that never led again (its Lease
+  // was taken meanwhile) would fire, then refuse the standby's start.
+  postgres.disarmWatchdog();
   ctx.divergence.line = undefined;
   // Cleanly stopped (also in recovery) is what pg_rewind needs; a crashed one has no standby.signal,
   // and pg_rewind's own crash recovery runs in single-user mode, which refuses standby mode.

@@ -9,8 +9,11 @@ import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
 import { leaseTimings } from '../lease-timings.js';
+import { isVouchedFor } from '../plan/failsafe-plan.js';
 import { planReplicaLap } from '../plan/replica-plan.js';
 import { considerFailover } from './failover.js';
+import { recloneReplica } from './reclone.js';
+import { restartIfRequested } from './restart-in-place.js';
 
 export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promise<Transition | undefined> {
   const { config, files, postgres, state, view, log } = ctx;
@@ -28,12 +31,19 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
     try {
       const lease = view.lease.view ?? (await view.lease.refresh(signal));
       const holder = holderOf(lease);
+      const { vouch } = state.snapshot();
+      const { leaseDurationMs } = leaseTimings(ctx);
+      const vouched = isVouchedFor(vouch, holder, performance.now(), leaseDurationMs);
+      // A holder this replica vouched for keeps its hold until the vouch runs out (failsafe mode).
+      const holdEndsAtMs = Math.max(leaseExpiresAtMs(lease), vouched && vouch ? vouch.atMs + leaseDurationMs : 0);
       const step = planReplicaLap({
         self: config.podName,
         diverged: ctx.divergence.line,
+        walRemoved: ctx.walRemoved.line,
         leaseExists: lease.exists,
         holder,
         expired: lease.exists && performance.now() >= leaseExpiresAtMs(lease),
+        vouched,
       });
       switch (step.kind) {
         case 'rejoin':
@@ -44,6 +54,9 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
             `${config.podName} diverged from the primary (${step.line.slice(0, 200)}); rewinding`,
           );
           return { mode: 'rejoin', holder, why: 'diverged replica' };
+        case 'reclone':
+          // A new lap of this role afterwards: it writes the agent's files into the new PGDATA.
+          return (await recloneReplica(ctx, signal, holder, step.line)) ? { mode: 'follow' } : undefined;
         case 'confirm-lead':
           // Confirmed by a fresh read: a watch stalled by a network fault must not make it lead.
           if (holderOf(await view.lease.refresh(signal)) === config.podName) {
@@ -71,7 +84,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           }
           // Wake just after the expiry: every ms here is a ms of RTO. Timers may fire a ms or so
           // early; the next pass then waits the rest.
-          waitMs = Math.min(waitMs, Math.max(1, leaseExpiresAtMs(lease) - performance.now() + 2));
+          waitMs = Math.min(waitMs, Math.max(1, holdEndsAtMs - performance.now() + 2));
           break;
         }
         case 'consider-failover': {
@@ -104,6 +117,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
       const changed = await files.write();
       if (!postgres.wanted) postgres.start();
       else if (changed) postgres.reload();
+      else await restartIfRequested(ctx, signal);
       state.setPhase(noPrimary ?? (following ? undefined : 'no primary to follow (nobody holds the leader Lease)'));
       const observed = await ctx.db.observe();
       state.seePrimaryLsn(observed.senderEndLsn);

@@ -1,7 +1,8 @@
 /**
  * A planned switchover, served by the primary: stop writes cleanly, wait until the chosen replica
  * has received the shutdown checkpoint, and hand the Lease over to it. Each annotation value is
- * served once (recorded on the Lease); a failure leaves a reason and the primary running.
+ * served once while it stands (recorded on the Lease, and forgotten once the annotation is gone);
+ * a failure leaves a reason and the primary running.
  */
 import { annotateLease, handOverLease, holderOf } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
@@ -24,7 +25,22 @@ export async function maybeSwitchover(
 ): Promise<void> {
   const { config, view, state, log, postgres } = ctx;
   const request = view.clusterAnnotation(ANNOTATION.switchover);
-  if (!request) return;
+  if (!request) {
+    // A value is served once only while it stands: once the operator cleared it (or the user
+    // withdrew it), the same value again (`*` twice, or a rollout's target) is a new request.
+    if (view.lease.view?.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === undefined) return;
+    // The followed cluster can lag behind a handover: a new primary that has not seen the request
+    // yet must not forget it, or it would serve it again and switch back. Only a fresh read says
+    // it is gone.
+    if ((await view.freshClusterAnnotation(ANNOTATION.switchover, leadership)) !== undefined) return;
+    const written = await annotateLease(
+      ctx.leaseRef,
+      { [ANNOTATION.switchoverServed]: null },
+      { signal: leadership, onlyIfHolder: config.podName },
+    );
+    if (written) view.lease.see(written);
+    return;
+  }
   const lease = await view.lease.refresh(leadership);
   if (holderOf(lease) !== config.podName) return;
   if (lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request) return;

@@ -28,6 +28,13 @@ export interface InstancePodInput {
   readonly restoreId?: string;
   /** With a clone: the source repo's `configuration`, mounted at PGBACKREST_SOURCE_CONF_DIR. */
   readonly sourceConfiguration?: readonly unknown[];
+  /**
+   * The major whose default image to run, when not `spec.postgresVersion`: until a major upgrade
+   * starts, instances keep the major their data is of (operator/upgrade).
+   */
+  readonly imageMajor?: number;
+  /** The Pod a major upgrade creates: the major its data is of (ENV.majorUpgradeFrom). */
+  readonly majorUpgradeFrom?: number;
 }
 
 export function instancePod(input: InstancePodInput): Pod {
@@ -71,12 +78,13 @@ export function instancePod(input: InstancePodInput): Pod {
       containers: [
         {
           name: 'postgres',
-          image: spec.image ?? defaultImage(spec.postgresVersion),
+          image: spec.image ?? defaultImage(input.imageMajor ?? spec.postgresVersion),
           env: [
             ...identityEnv(clusterName),
             { name: ENV.bootstrap, value: bootstrap },
-            { name: ENV.postgresVersion, value: String(spec.postgresVersion) },
+            { name: ENV.postgresVersion, value: String(input.imageMajor ?? spec.postgresVersion) },
             ...(input.restoreId ? [{ name: ENV.restoreId, value: input.restoreId }] : []),
+            ...(input.majorUpgradeFrom ? [{ name: ENV.majorUpgradeFrom, value: String(input.majorUpgradeFrom) }] : []),
             secretEnv(ENV.superuserPassword, names.superuserSecret(clusterName)),
             secretEnv(ENV.replicationPassword, names.replicationSecret(clusterName)),
           ],

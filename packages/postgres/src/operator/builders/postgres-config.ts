@@ -3,9 +3,12 @@
  * `pg_hba.conf`. Settings the agent owns (listen address, replication, and
  * synchronous_standby_names, which it publishes in the Lease before setting) are not here. Pure.
  */
+
+import { createHash } from 'node:crypto';
 import type { ConfigMap } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  CONFIG_HASH_SETTING,
   CONFIG_KEY,
   encodeRestoreSource,
   names,
@@ -14,17 +17,29 @@ import {
   type RestoreSource,
 } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
+import { defaultMaxSlotWalKeepSize } from './wal-retention.js';
 
 /** Quotes a value as postgresql.conf expects: numbers and booleans bare, everything else quoted. */
 export function confValue(value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : quoteConfValue(String(value));
 }
 
-export function postgresConfig(cluster: PostgresCluster, restoreSource?: RestoreSource): ConfigMap {
-  const c = cluster.metadata?.name ?? '';
+/** The hash of the parameters as rendered (CONFIG_HASH_SETTING carries it to postgres). */
+export function parametersHash(cluster: PostgresCluster): string {
+  return hashOf(parameterLines(cluster));
+}
+
+function hashOf(lines: string): string {
+  return createHash('sha256').update(lines).digest('hex').slice(0, 16);
+}
+
+function parameterLines(cluster: PostgresCluster): string {
+  const maxSlotWalKeepSize = defaultMaxSlotWalKeepSize(cluster);
   const parameters: Record<string, unknown> = {
     // Senders and slots are the agent's (AGENT_OWNED_SETTINGS); retained WAL lets a lagging replica catch up.
     wal_keep_size: '512MB',
+    // A dead replica's slot must not fill the primary's volume: see wal-retention.ts for the rule.
+    ...(maxSlotWalKeepSize ? { max_slot_wal_keep_size: maxSlotWalKeepSize } : {}),
     // A replica retries a failed or ended WAL stream after this long. PostgreSQL's 5 s is spent
     // in full on every failover: the surviving replicas lose their primary, and the promoted one's
     // timeline switch ends their stream once more. With synchronous replication no commit is
@@ -36,10 +51,16 @@ export function postgresConfig(cluster: PostgresCluster, restoreSource?: Restore
     ...(cluster.spec.backups?.pgbackrest ? { archive_timeout: '60s' } : {}),
     ...(cluster.spec.config?.parameters ?? {}),
   };
-  const conf = Object.keys(parameters)
+  return Object.keys(parameters)
     .sort()
     .map((k) => `${k} = ${confValue(parameters[k])}`)
     .join('\n');
+}
+
+export function postgresConfig(cluster: PostgresCluster, restoreSource?: RestoreSource): ConfigMap {
+  const c = cluster.metadata?.name ?? '';
+  const lines = parameterLines(cluster);
+  const conf = `${lines}\n${CONFIG_HASH_SETTING} = ${confValue(hashOf(lines))}`;
   const hba = [
     '# Managed by Kanri: edits are overwritten.',
     'local all postgres peer',

@@ -4,7 +4,7 @@
  */
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import { LABEL, names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export interface Credentials {
@@ -29,10 +29,10 @@ export function secrets(cluster: PostgresCluster, credentials: Credentials): Sec
   const namespace = cluster.metadata?.namespace;
   const host = `${names.primaryService(c)}.${namespace}.svc`;
   const port = String(PORT.postgres);
-  const secret = (name: string, data: Record<string, string>): Secret => ({
+  const secret = (name: string, data: Record<string, string>, user?: string): Secret => ({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name, namespace, labels: clusterLabels(c) },
+    metadata: { name, namespace, labels: { ...clusterLabels(c), ...(user ? { [LABEL.user]: user } : {}) } },
     type: 'Opaque',
     stringData: data,
   });
@@ -49,7 +49,12 @@ export function secrets(cluster: PostgresCluster, credentials: Credentials): Sec
     secret(names.superuserSecret(c), forUser(SUPERUSER, credentials.superuser, 'postgres')),
     secret(names.replicationSecret(c), { user: REPLICATION_USER, password: credentials.replication }),
     ...(cluster.spec.users ?? []).map((u) =>
-      secret(names.userSecret(c, u.name), forUser(u.name, credentials.users[u.name] ?? '', u.databases?.[0] ?? u.name)),
+      secret(
+        names.userSecret(c, u.name),
+        forUser(u.name, credentials.users[u.name] ?? '', u.databases?.[0] ?? u.name),
+        // Found again by this label once the user leaves the spec (removed-users.ts).
+        u.name,
+      ),
     ),
   ];
 }

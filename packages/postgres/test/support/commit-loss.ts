@@ -1,0 +1,52 @@
+/**
+ * What a failover cost in acknowledged commits: which of them a new primary lacks, and where its
+ * history forked from the old primary's (the switch point in its timeline history file), so a test
+ * can hold the loss to the bound the README promises.
+ */
+import { parseLsn } from '../../src/agent/plan/lsn.js';
+import { type Ack, sql } from './failover-env.js';
+
+/**
+ * The acknowledged commits among `acks` that the instance at `host` does not have. Pass every
+ * acknowledgement recorded so far, those received during and after the crash included: those are
+ * the ones most at risk.
+ */
+export async function lostCommits(host: string, password: string, acks: readonly Ack[]): Promise<Ack[]> {
+  if (acks.length === 0) return [];
+  const top = Math.max(...acks.map((a) => a.n));
+  const rows = await sql<{ n: string }>(host, password, 'SELECT n FROM seq WHERE n <= $1', [top]);
+  const present = new Set(rows.map((r) => Number(r.n)));
+  return acks.filter((a) => !present.has(a.n));
+}
+
+export interface Fork {
+  /** The timeline the promotion started. */
+  readonly timeline: number;
+  /** Where it branched off its parent: the parent's WAL past this point is not in this history. */
+  readonly lsn: string;
+}
+
+/** The last fork in the history of the primary at `host`: read from its newest timeline history file. */
+export async function forkOf(host: string, password: string): Promise<Fork> {
+  const [row] = await sql<{ file: string }>(host, password, 'SELECT pg_walfile_name(pg_current_wal_lsn()) AS file');
+  const timeline = Number.parseInt((row?.file ?? '').slice(0, 8), 16);
+  const name = `pg_wal/${timeline.toString(16).toUpperCase().padStart(8, '0')}.history`;
+  const [history] = await sql<{ text: string }>(host, password, 'SELECT pg_read_file($1) AS text', [name]);
+  // Each line: parent timeline, switch point, reason. The last line is the newest switch.
+  const last = (history?.text ?? '')
+    .split('\n')
+    .filter((line) => /^\d+\t/.test(line))
+    .at(-1);
+  const lsn = last?.split('\t')[1] ?? '';
+  if (!timeline || parseLsn(lsn) === undefined)
+    throw new Error(`no fork point in ${name} on ${host}: ${history?.text}`);
+  return { timeline, lsn };
+}
+
+/** Bytes of WAL from `from` to `to` (negative when `to` is before `from`). */
+export function walBytes(from: string, to: string): number {
+  const a = parseLsn(from);
+  const b = parseLsn(to);
+  if (a === undefined || b === undefined) throw new Error(`not an LSN: ${from} or ${to}`);
+  return b - a;
+}
