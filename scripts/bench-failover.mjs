@@ -12,43 +12,22 @@
 // cluster heals. The last line of stdout is one JSON object with every figure, the paired
 // differences and their sign tests. Run with
 // `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see bench/README.md.
-import { parseArgs } from 'node:util';
-import { KANRI_HA, startKanriSystem } from '../bench/failover/kanri.mjs';
+import { parseSideBySide, renewPeriodMs } from '../bench/failover/cli.mjs';
+import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
-import { PATRONI_DCS, patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { killOffsets, runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
 import { createProbeTable } from '../bench/failover/writable-probe.mjs';
 import { createTable } from '../bench/failover/writer.mjs';
 import { benchEnvironment, ensureVenv, exitOnSignals, pairedDifferences, ratio, rng } from './bench-lib.mjs';
 
-const { values } = parseArgs({
-  options: {
-    trials: { type: 'string', default: process.env.BENCH_TRIALS ?? '10' },
-    sync: { type: 'boolean', default: false },
-    systems: { type: 'string', default: process.env.BENCH_SYSTEMS ?? 'patroni,kanri' },
-    seed: { type: 'string', default: '1' },
-    help: { type: 'boolean', default: false },
-  },
+const { values, trials, seed, systems } = parseSideBySide({
+  defaultTrials: '10',
+  usage: 'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1]',
 });
-const trials = Number(values.trials);
-const seed = Number(values.seed);
-const systems = values.systems.split(',').map((s) => s.trim());
-if (
-  values.help ||
-  !Number.isInteger(trials) ||
-  trials < 1 ||
-  !Number.isInteger(seed) ||
-  systems.length < 1 ||
-  !systems.every((s) => ['patroni', 'kanri'].includes(s))
-) {
-  console.error('usage: node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1]');
-  process.exit(values.help ? 0 : 2);
-}
 // Both leaders renew on the same period; the kills fall evenly over it (see killOffsets).
-const renewPeriodMs = KANRI_HA.retryPeriodSeconds * 1000;
-if (renewPeriodMs !== PATRONI_DCS.loop_wait * 1000) throw new Error('Kanri and Patroni must renew on the same period');
-const offsets = killOffsets(trials, renewPeriodMs, rng(seed));
+const offsets = killOffsets(trials, renewPeriodMs(), rng(seed));
 const environment = benchEnvironment();
 
 const log = (line) => console.error(`[bench:failover] ${line}`);

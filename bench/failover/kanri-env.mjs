@@ -1,6 +1,6 @@
 // The Kanri environment for the failover benchmark and the chaos script, as the end-to-end harness
 // of @kanri/postgres builds it (packages/postgres/test/harness.ts): a control plane with process
-// nodes running the instance agent (and through it PostgreSQL 15), the PostgresCluster CRD, the
+// nodes running the instance agent (and through it PostgreSQL of the image tag's version), the PostgresCluster CRD, the
 // operator's generated RBAC, and the operator as a child process under its ServiceAccount's
 // identity. Unlike the harness it can put fault proxies in the way: one per node in front of the
 // API server for the node's Pods (`apiProxy`, testenv's option), and one for the operator.
@@ -11,8 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../packages/client/dist/src/index.js';
-import { PostgresClusterResource, postgresOperator } from '../../packages/postgres/dist/src/index.js';
 import {
+  PostgresBackupResource,
+  PostgresClusterResource,
+  postgresOperator,
+} from '../../packages/postgres/dist/src/index.js';
+import {
+  postgresVersionImages,
   runnableAs,
   runnableFileAs,
   startControlPlane,
@@ -35,15 +40,13 @@ export async function startKanriEnv({ nodes = 3, apiProxy = false, operatorProxy
     processNodes: {
       count: nodes,
       apiProxy,
-      images: {
-        [IMAGE]: {
-          entrypoint: [
-            runnableFileAs('postgres', process.execPath),
-            runnableAs('postgres', join(dist, 'agent', 'main.js')),
-          ],
-          user: 'postgres',
-        },
-      },
+      images: await postgresVersionImages(IMAGE, {
+        entrypoint: [
+          runnableFileAs('postgres', process.execPath),
+          runnableAs('postgres', join(dist, 'agent', 'main.js')),
+        ],
+        user: 'postgres',
+      }),
     },
   });
   let proxy;
@@ -53,11 +56,17 @@ export async function startKanriEnv({ nodes = 3, apiProxy = false, operatorProxy
     logDir = await mkdtemp(join(tmpdir(), 'kanri-bench-failover-'));
     client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
     const apply = (o) => client.resourceFor(o).apply(o, { fieldManager: 'bench-installer', force: true });
+    // Both CRDs the operator watches: without PostgresBackup's its informer never syncs and it
+    // reconciles nothing (as packages/postgres/test/harness.ts installs them).
     await apply(PostgresClusterResource.crd);
+    await apply(PostgresBackupResource.crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
     for (const object of postgresOperator.rbac()) await apply(object);
     await waitFor('the PostgresCluster CRD to be served', () =>
       client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
+    );
+    await waitFor('the PostgresBackup CRD to be served', () =>
+      client.resource(PostgresBackupResource.apiVersion, PostgresBackupResource.kind).list({ namespace: 'default' }),
     );
     // RBAC binds the ServiceAccount by user name, so a client certificate with that name is the operator.
     const identity = await cp.addUser({

@@ -3,6 +3,9 @@
 // (kanri-env.mjs), and a 3-instance cluster whose Pods must each run on their own node (required
 // podAntiAffinity on the hostname). A power loss of a member is `crash()` of the process node
 // running its Pod; bringing it back is `recover()`.
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LABEL, names, PostgresClusterResource } from '../../packages/postgres/dist/src/index.js';
 import { ServiceEndpointReader, waitFor } from '../../packages/testenv/dist/src/index.js';
 import { startKanriEnv } from './kanri-env.mjs';
@@ -19,7 +22,7 @@ export const KANRI_HA = {
 const NS = 'default';
 
 /** The PostgresCluster: `instances` Pods, never two on one node. */
-export function benchCluster(name, instances, sync) {
+export function benchCluster(name, instances, sync, storageClassName, failsafe = true) {
   return {
     apiVersion: PostgresClusterResource.apiVersion,
     kind: 'PostgresCluster',
@@ -30,7 +33,11 @@ export function benchCluster(name, instances, sync) {
         {
           name: 'i',
           replicas: instances,
-          dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+          dataVolumeClaimSpec: {
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: '1Gi' } },
+            ...(storageClassName ? { storageClassName } : {}),
+          },
           affinity: {
             podAntiAffinity: {
               requiredDuringSchedulingIgnoredDuringExecution: [
@@ -40,7 +47,7 @@ export function benchCluster(name, instances, sync) {
           },
         },
       ],
-      ha: { ...KANRI_HA, ...(sync ? { synchronous: { number: 1 } } : {}) },
+      ha: { ...KANRI_HA, failsafeMode: failsafe, ...(sync ? { synchronous: { number: 1 } } : {}) },
     },
   };
 }
@@ -69,10 +76,39 @@ async function waitReady(client, name, instances, timeoutMs) {
   );
 }
 
+/** A class no provisioner serves: its claims bind only to the volumes made for them below. */
+const DISK_CLASS = 'bench-member-disk';
+
+/**
+ * One volume per instance on a filesystem of its own (`memberDisk(dir)` mounts it), for claims
+ * of DISK_CLASS; the PV controller binds each claim to one of them. Returns the disks.
+ */
+async function memberVolumes(client, dir, instances, memberDisk) {
+  const disks = [];
+  for (let i = 0; i < instances; i++) {
+    const disk = await memberDisk(join(dir, `disk-${i}`));
+    disks.push(disk);
+    await client.resource('v1', 'PersistentVolume').create({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `bench-member-disk-${i}` },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: DISK_CLASS,
+        hostPath: { path: join(disk.dir, 'volume'), type: 'DirectoryOrCreate' },
+      },
+    });
+  }
+  return disks;
+}
+
 /**
  * Starts the environment and the cluster; resolves once the primary streams to every replica.
  * `apiProxy`/`operatorProxy` put fault proxies between the agents/the operator and the API server
- * (the chaos script stalls them).
+ * (the chaos script stalls them); `memberDisk(dir)` gives each instance's volume a filesystem of
+ * its own (`system.disks`).
  */
 export async function startKanriSystem({
   sync = false,
@@ -81,6 +117,10 @@ export async function startKanriSystem({
   instances = 3,
   apiProxy = false,
   operatorProxy = false,
+  memberDisk = undefined,
+  // The failsafe mode (on by default): off for reproductions of fencing, where it would keep a
+  // primary cut off from the API server alone serving, its replicas vouching for it.
+  failsafe = true,
 } = {}) {
   log(`starting a control plane with ${instances} process nodes and the operator`);
   const env = await startKanriEnv({ nodes: instances, apiProxy, operatorProxy });
@@ -88,6 +128,8 @@ export async function startKanriSystem({
   const pods = client.resource('v1', 'Pod');
   const leases = client.resource('coordination.k8s.io/v1', 'Lease');
   const crashed = new Set();
+  let disks = [];
+  let disksDir;
   // The client reaches `<name>-primary` as kube-proxy would route it: from the API server's watch
   // cache, over one kept-alive connection (as Patroni's client keeps its HTTP ones), not with a
   // new TLS handshake and a quorum read from etcd per lookup.
@@ -126,6 +168,9 @@ export async function startKanriSystem({
       return credentials;
     },
     settings: { ...KANRI_HA, synchronous: sync ? 1 : 0 },
+    get disks() {
+      return disks;
+    },
     /** Ready endpoints of `<name>-primary`, as a client without kube-proxy would reach the Service. */
     async candidates() {
       const found = await endpoints.endpoints(NS, names.primaryService(name), 5432);
@@ -187,12 +232,19 @@ export async function startKanriSystem({
       for (const node of crashed) await node.recover().catch(() => {});
       await endpoints.close();
       await env.stop();
+      for (const disk of disks) await disk.unmount();
+      if (disksDir) await rm(disksDir, { recursive: true, force: true });
     },
   };
 
   try {
+    if (memberDisk) {
+      disksDir = await mkdtemp(join(tmpdir(), 'kanri-bench-disks-'));
+      await chmod(disksDir, 0o711); // the agents run as postgres and must reach their volumes inside
+      disks = await memberVolumes(client, disksDir, instances, memberDisk);
+    }
     env.startOperator();
-    await clusters(client).create(benchCluster(name, instances, sync));
+    await clusters(client).create(benchCluster(name, instances, sync, memberDisk ? DISK_CLASS : undefined, failsafe));
     credentials = {
       user: 'postgres',
       password: await waitFor('the superuser Secret', () =>

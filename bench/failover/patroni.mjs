@@ -14,14 +14,14 @@ import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { leaseLoopbackBlock } from '../../packages/testenv/dist/src/index.js';
+import { leaseLoopbackBlock, startFaultProxy } from '../../packages/testenv/dist/src/index.js';
 import { ensureAptPackage } from '../../scripts/bench-lib.mjs';
+import { isPostgresOf, postmasterPid, processGroup } from './postmaster.mjs';
 import {
   freePort,
   killGroup,
   killTrees,
   pidAlive,
-  procStat,
   startProcess,
   stopProcess,
   trackGroup,
@@ -86,30 +86,6 @@ async function sweepStaleRuns(log) {
   }
 }
 
-function postmasterPid(dataDir) {
-  try {
-    return Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The process group of a postmaster: Patroni's helper calls setsid and then starts postgres, so
- * the group is the helper's PID, not the postmaster's.
- */
-const processGroup = (pid) => procStat(pid)?.pgrp;
-
-/** True if `pid` is a postgres whose command line names a path under `dir` (not a recycled PID). */
-function isPostgresOf(pid, dir) {
-  try {
-    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return cmd.includes('postgres') && cmd.includes(dir);
-  } catch {
-    return false;
-  }
-}
-
 async function getStatus(url, timeoutMs = 1_000) {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -122,9 +98,18 @@ async function getStatus(url, timeoutMs = 1_000) {
 
 /**
  * Starts etcd and three Patroni members; resolves once one is the leader and two replicas stream.
- * Returns the system adapter the trial runner drives.
+ * Returns the system adapter the trial runner drives. `dcsProxy` puts a fault proxy between each
+ * member and etcd (`member.dcsProxy`), as Kanri's `apiProxy` does between each node and the API
+ * server, so that one member, or all, can be cut off the store. `memberDisk(dir, owner)` mounts
+ * a filesystem for each member's data at `dir` (its `disk`; data_dir is a directory on it).
  */
-export async function startPatroniSystem({ sync = false, log = () => {}, members = 3 } = {}) {
+export async function startPatroniSystem({
+  sync = false,
+  log = () => {},
+  members = 3,
+  dcsProxy = false,
+  memberDisk = undefined,
+} = {}) {
   ensureAptPackage(PATRONI, 'patroni', log); // when missing and we are root, as the bootstrap does for PostgreSQL
   await sweepStaleRuns(log);
   const user = postgresUser();
@@ -172,15 +157,18 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
       name,
       ip,
       dir: mdir,
-      dataDir: join(mdir, 'data'),
+      dataDir: join(mdir, ...(memberDisk ? ['disk', 'data'] : ['data'])),
       address: `${ip}:5432`,
       api: `http://${ip}:8008`,
       logFile: join(mdir, 'patroni.log'),
       proc: undefined,
       postmaster: undefined,
+      dcsProxy: undefined,
+      disk: undefined,
     };
   };
   const all = Array.from({ length: members }, (_, i) => member(i));
+  for (const m of dcsProxy ? all : []) m.dcsProxy = await startFaultProxy(`http://127.0.0.1:${clientPort}`);
 
   const config = (m) => ({
     scope: 'kanri-bench',
@@ -188,7 +176,11 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
     name: m.name,
     log: { level: 'INFO' },
     restapi: { listen: `${m.ip}:8008`, connect_address: `${m.ip}:8008` },
-    etcd3: { hosts: [`127.0.0.1:${clientPort}`] },
+    // use_proxies: without it Patroni asks etcd for its members and connects to their advertised
+    // URLs, past the proxy.
+    etcd3: m.dcsProxy
+      ? { hosts: [`127.0.0.1:${m.dcsProxy.port}`], use_proxies: true }
+      : { hosts: [`127.0.0.1:${clientPort}`] },
     bootstrap: {
       dcs: {
         ...PATRONI_DCS,
@@ -239,6 +231,7 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
 
   const startMember = async (m) => {
     await mkdir(m.dir, { recursive: true, mode: 0o700 });
+    if (memberDisk && !m.disk) m.disk = await memberDisk(join(m.dir, 'disk'), user);
     const file = join(m.dir, 'patroni.yml');
     // YAML is a superset of JSON; the file holds passwords, so 0600 and owned by the member's user.
     await writeFile(file, JSON.stringify(config(m), null, 2), { mode: 0o600 });
@@ -307,6 +300,9 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
     credentials,
     dir,
     members: all,
+    get disks() {
+      return all.map((m) => m.disk).filter(Boolean);
+    },
     settings: {
       store: 'etcd3',
       ...PATRONI_DCS,
@@ -372,7 +368,9 @@ export async function startPatroniSystem({ sync = false, log = () => {}, members
         if (pm) killGroup(pm);
         if (pm) untrackGroup(pm);
       }
+      for (const m of all) await m.dcsProxy?.close();
       await stopProcess(etcdProc);
+      for (const m of all) await m.disk?.unmount();
       await release().catch(() => {});
       await rm(dir, { recursive: true, force: true });
     },

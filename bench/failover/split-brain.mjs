@@ -3,9 +3,18 @@
 // accept writes over overlapping time spans — or alternate A, B, A within a second, which no
 // legitimate failover does — are two primaries at once.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectTo } from './writer.mjs';
+import { connectTo, queryOnce } from './writer.mjs';
 
 export const BRAIN_TABLE = 'kanri_chaos_brain';
+
+/** The table the watcher writes to, created on the primary at `address`. */
+export async function createBrainTable(address, credentials) {
+  await queryOnce(
+    address,
+    credentials,
+    `create table if not exists ${BRAIN_TABLE} (instance text not null, at timestamptz not null default now())`,
+  );
+}
 
 export class SplitBrainWatcher {
   /** Every accepted write: { instance, start, end } (performance.now()). */

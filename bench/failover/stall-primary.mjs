@@ -17,7 +17,8 @@ import { connectTo } from './writer.mjs';
 const stallMs = Number(process.env.STALL_MS ?? 20_000);
 const t0 = performance.now();
 const log = (line) => console.error(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)} ${line}`);
-const system = await startKanriSystem({ log, name: 'stall', apiProxy: true });
+// Without the failsafe mode: its replicas would vouch for the cut-off primary, which is the point of it.
+const system = await startKanriSystem({ log, name: 'stall', apiProxy: true, failsafe: false });
 let writer;
 let watcher;
 try {

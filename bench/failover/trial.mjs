@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WritableProbe } from './writable-probe.mjs';
 import { lostCommits } from './writer.mjs';
 
-const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
+export const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
 
 /**
  * When in each trial the kill falls, after the warm-up: the leader renews its lock every
@@ -29,6 +29,45 @@ export function killOffsets(trials, periodMs, random) {
 }
 
 /**
+ * Waits until `system` is healthy, points `writer` at every member (in a fixed order, by name, as
+ * one would list them in a connection string) and has it write rows of `trial` until the primary
+ * has acknowledged writes for `warmupMs`. Returns the primary and the members.
+ */
+export async function warmUp(system, writer, trial, warmupMs = 2_000) {
+  await system.waitHealthy();
+  const old = await system.primary();
+  const members = (await system.instances()).sort((a, b) => a.name.localeCompare(b.name));
+  writer.setHosts(members.map((m) => m.address));
+  writer.resume(trial);
+  // Writes must be flowing to the old primary before the kill, or there is nothing to recover.
+  const warmStart = performance.now();
+  while (!writer.firstAckAfter(warmStart) || performance.now() - warmStart < warmupMs) {
+    if (performance.now() - warmStart > 60_000) throw new Error(`no write acknowledged by ${old.name} in 60 s`);
+    await sleep(20);
+  }
+  return { old, members };
+}
+
+/**
+ * The acknowledged commits of `trial` that the primary at `address` lacks: how many, the first
+ * sequence numbers, and when each was acknowledged relative to `since` (negative: before it).
+ */
+export async function lostReport(writer, trial, address, credentials, since) {
+  const lost = await lostCommits(writer, trial, address, credentials);
+  const lostSet = new Set(lost);
+  return {
+    acked: writer.acksOf(trial).length,
+    lost: lost.length,
+    lostSeqs: lost.slice(0, 20),
+    lostAckedAtMs: writer
+      .acksOf(trial)
+      .filter((a) => lostSet.has(a.seq))
+      .slice(0, 20)
+      .map((a) => round1(a.at - since)),
+  };
+}
+
+/**
  * @param system the adapter (patroni.mjs, kanri.mjs)
  * @param writer a LibpqWriter with that system's credentials
  * @param trial the trial number (tags its rows)
@@ -41,19 +80,8 @@ export async function runTrial(
   { log = () => {}, warmupMs = 2_000, afterMs = 1_000, offsetMs = 0 } = {},
 ) {
   const result = { system: system.name, trial, ok: false };
-  await system.waitHealthy();
-  const old = await system.primary();
+  const { old, members } = await warmUp(system, writer, trial, warmupMs);
   result.killed = old.name;
-  // Every member, in a fixed order (by name), as one would list them in a connection string.
-  const members = (await system.instances()).sort((a, b) => a.name.localeCompare(b.name));
-  writer.setHosts(members.map((m) => m.address));
-  writer.resume(trial);
-  // Writes must be flowing to the old primary before the kill, or there is nothing to recover.
-  const warmStart = performance.now();
-  while (!writer.firstAckAfter(warmStart) || performance.now() - warmStart < warmupMs) {
-    if (performance.now() - warmStart > 60_000) throw new Error(`no write acknowledged by ${old.name} in 60 s`);
-    await sleep(20);
-  }
   const survivors = members.filter((m) => m.address !== old.address).map((m) => m.address);
   const probe = new WritableProbe(survivors, system.credentials, trial);
   for (let i = 0; probe.attempts < survivors.length && i < 200; i++) await sleep(10); // its connections open
@@ -84,17 +112,7 @@ export async function runTrial(
     await writer.pause();
     const timeline = await system.timeline?.(mark, killedWall, ack.address).catch(() => undefined);
     if (timeline) Object.assign(result, timeline);
-    result.acked = writer.acksOf(trial).length;
-    const lost = await lostCommits(writer, trial, ack.address, system.credentials);
-    result.lost = lost.length;
-    result.lostSeqs = lost.slice(0, 20);
-    // When each lost commit was acknowledged, relative to the kill (negative: before it).
-    const lostSet = new Set(lost);
-    result.lostAckedAtMs = writer
-      .acksOf(trial)
-      .filter((a) => lostSet.has(a.seq))
-      .slice(0, 20)
-      .map((a) => round1(a.at - killedAt));
+    Object.assign(result, await lostReport(writer, trial, ack.address, system.credentials, killedAt));
     result.ok = true;
     log(
       `  ${system.name} trial ${trial}: killed ${old.name}; writable at ${writable.address} after ` +
@@ -115,7 +133,7 @@ export async function runTrial(
   return result;
 }
 
-function medianOf(values) {
+export function medianOf(values) {
   const xs = values.filter((v) => v != null).sort((a, b) => a - b);
   if (!xs.length) return null;
   const mid = Math.floor(xs.length / 2);

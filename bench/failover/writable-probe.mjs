@@ -22,15 +22,24 @@ export class WritableProbe {
   first;
   /** INSERTs tried, for the report. */
   attempts = 0;
+  /** With `continuous`: every acknowledged INSERT, { at, address }, in time order. */
+  acks = [];
   #stopped = false;
   #loops;
 
   /**
    * Starts probing `addresses` (host:port) for `trial`; call before the kill, so that the
-   * connections are open when it falls.
+   * connections are open when it falls. `continuous` keeps every member probing after the first
+   * acknowledgement and records each one (`acks`): for failures after which the old primary may
+   * take writes again, when the question is how long the database took none.
    */
-  constructor(addresses, credentials, trial, { everyMs = 10 } = {}) {
-    this.#loops = addresses.map((address) => this.#probe(address, credentials, trial, everyMs));
+  constructor(addresses, credentials, trial, { everyMs = 10, continuous = false } = {}) {
+    this.#loops = addresses.map((address) => this.#probe(address, credentials, trial, everyMs, continuous));
+  }
+
+  /** The first INSERT acknowledged after `since` by a member other than `notAddress` (continuous). */
+  firstAckAfter(since, notAddress) {
+    return this.acks.find((a) => a.at > since && a.address !== notAddress);
   }
 
   /** The first INSERT acknowledged after `since`, or undefined. */
@@ -43,14 +52,16 @@ export class WritableProbe {
     await Promise.all(this.#loops);
   }
 
-  async #probe(address, credentials, trial, everyMs) {
+  async #probe(address, credentials, trial, everyMs, continuous) {
     let client;
-    while (!this.#stopped && !this.first) {
+    while (!this.#stopped && (continuous || !this.first)) {
       try {
         client ??= await connectTo(address, credentials, 1_000);
         this.attempts++;
         await client.query(`insert into ${PROBE_TABLE} (trial) values ($1)`, [trial]);
-        this.first ??= { at: performance.now(), address };
+        const ack = { at: performance.now(), address };
+        this.first ??= ack;
+        if (continuous) this.acks.push(ack);
       } catch (error) {
         // 25006: read_only_sql_transaction, a replica; anything else drops the connection.
         if (error?.code !== '25006') {
