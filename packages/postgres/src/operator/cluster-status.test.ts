@@ -59,6 +59,30 @@ describe('clusterStatus', () => {
     assert.equal(emptied.removedUsers, undefined);
   });
 
+  it('names why each instance is not ready, beside a primary too: its message, a stale report, no report, an unready Pod', () => {
+    const stale = new Date(now.getTime() - 60_000).toISOString();
+    const status = clusterStatus({
+      cluster,
+      pods: [
+        pod('db-i-0', 'primary', {}),
+        pod('db-i-1', 'replica', { ready: false, message: 'WAL receiver is starting' }),
+        pod('db-i-2', 'replica', { updatedAt: stale }),
+        { metadata: { name: 'db-i-3' }, status: { phase: 'Pending' } },
+        pod('db-i-4', 'replica', {}, false),
+      ],
+      desired: 5,
+      converging: false,
+      now,
+    });
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(
+      ready?.message,
+      '1/5 instances ready, primary db-i-0; db-i-1: WAL receiver is starting; db-i-2: last report 60 s old; ' +
+        'db-i-3: no report yet (Pod Pending); db-i-4: Pod not Ready',
+    );
+  });
+
   it('is Ready with the primary named when every desired instance is ready', () => {
     const status = clusterStatus({
       cluster,

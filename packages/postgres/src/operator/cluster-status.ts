@@ -73,6 +73,22 @@ export function podReady(pod: Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
+/** Why an instance is not ready, from its report or else its Pod; undefined when it is ready. */
+function notReadyReason(pod: Pod, nowMs: number, staleAfterMs: number): string | undefined {
+  if (pod.metadata?.deletionTimestamp) return 'being deleted';
+  const report = readPodReport(pod);
+  if (!report) {
+    const waiting = pod.status?.containerStatuses?.find((c) => c.state?.waiting)?.state?.waiting;
+    const phase = pod.status?.phase ?? 'Pending';
+    return `no report yet (Pod ${phase}${waiting?.reason ? `, ${waiting.reason}` : ''})`;
+  }
+  if (report.message) return report.message;
+  if (!isReportFresh(report, nowMs, staleAfterMs))
+    return `last report ${Math.round((nowMs - Date.parse(report.updatedAt)) / 1000)} s old`;
+  if (!podReady(pod)) return 'Pod not Ready';
+  return report.ready ? undefined : 'not ready';
+}
+
 export interface StatusInput {
   readonly cluster: PostgresCluster;
   readonly pods: readonly Pod[];
@@ -110,13 +126,12 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
     previous?.systemIdentifier ?? instances.find((i) => i.systemIdentifier)?.systemIdentifier ?? undefined;
   const allReady = primary !== undefined && readyCount === desired && !input.converging;
   let conditions: Condition[] | undefined = previous?.conditions as Condition[] | undefined;
-  // Without a primary, what the replicas say about failover (waiting for the lease, lag limits) is the news.
-  const reasons = primary
-    ? []
-    : pods.flatMap((pod) => {
-        const message = readReport(pod)?.message;
-        return message ? [`${pod.metadata?.name}: ${message}`] : [];
-      });
+  // Each instance that is not ready says why, so the condition (and a test that times out on it)
+  // names the cause; without a primary, what the replicas say about failover is the news.
+  const reasons = pods.flatMap((pod) => {
+    const why = notReadyReason(pod, now.getTime(), staleAfter);
+    return why ? [`${pod.metadata?.name}: ${why}`] : [];
+  });
   const summary = `${readyCount}/${desired} instances ready${primary ? `, primary ${primary.name}` : ', no primary'}${reasons.length ? `; ${reasons.join('; ')}` : ''}`;
   conditions = setCondition(
     conditions,
