@@ -8,7 +8,6 @@
  * are re-applied (`ctx.applyMetadata`, under a separate field manager, so the operator never
  * claims, and later drops, fields of a spec it cannot change anyway).
  */
-import { randomBytes } from 'node:crypto';
 import { ignoreNotFound } from '@kanri/client';
 import { type Condition, controller, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
@@ -20,11 +19,12 @@ import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
 import { instanceRbac } from './builders/instance-rbac.js';
 import { postgresConfig } from './builders/postgres-config.js';
-import { type Credentials, secretNames, secrets } from './builders/secrets.js';
+import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { resolveClone } from './clone-actions.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing } from './create-if-missing.js';
+import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 import { instancePodPredicate } from './pod-predicate.js';
 import { primaryUsersReport, userSecretsToDelete } from './removed-users.js';
@@ -44,30 +44,6 @@ const announced = new Map<string, string>();
 
 /** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
 const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
-
-/** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
-export function generatePassword(): string {
-  return randomBytes(24).toString('base64url');
-}
-
-function existingPassword(secret: Secret | undefined): string | undefined {
-  const encoded = secret?.data?.password;
-  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
-}
-
-function credentialsFor(cluster: PostgresCluster, ctx: ReconcileContext<PostgresCluster>): Credentials {
-  const passwords = new Map<string, string>();
-  for (const { name, user } of secretNames(cluster)) {
-    passwords.set(user, existingPassword(ctx.get<Secret>('v1', 'Secret', name)) ?? generatePassword());
-  }
-  const users: Record<string, string> = {};
-  for (const u of cluster.spec.users ?? []) users[u.name] = passwords.get(u.name) ?? generatePassword();
-  return {
-    superuser: passwords.get('postgres') ?? generatePassword(),
-    replication: passwords.get('streaming_replica') ?? generatePassword(),
-    users,
-  };
-}
 
 function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance[] {
   const byName = new Map<string, { set: string; pod?: Pod; claim?: PersistentVolumeClaim }>();
@@ -114,7 +90,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     }
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
-    for (const secret of secrets(cluster, credentialsFor(cluster, ctx))) await ctx.apply(secret);
+    for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
     const pods = ctx
       .list<Pod>('v1', 'Pod', { namespace, ownedBy: cluster })
       .filter((p) => p.metadata?.labels?.[LABEL.cluster] === clusterName);

@@ -1,0 +1,73 @@
+/**
+ * The cluster's passwords: kept from the Secrets that hold them, generated only for a Secret the
+ * API server says does not exist. A Secret missing from the operator's cache is not proof of
+ * absence (the cache lags a create, and a label-filtered cache never holds a Secret the user made
+ * without Kanri's labels), and a password generated then would be force-applied over the one the
+ * running instances and applications use.
+ */
+import { randomBytes } from 'node:crypto';
+import { isNotFound } from '@kanri/client';
+import type { ReconcileContext } from '@kanri/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster } from '../api/postgres-cluster.js';
+import { REPLICATION_USER, SUPERUSER } from '../contract/index.js';
+import { type Credentials, secretNames } from './builders/secrets.js';
+
+/** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
+export function generatePassword(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+function passwordIn(secret: Secret | undefined): string | undefined {
+  const encoded = secret?.data?.password;
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
+}
+
+/**
+ * Credentials from the passwords found per user (undefined: the Secret does not exist), with
+ * `generate` called for each missing one. Pure.
+ *
+ * @example
+ * ```ts
+ * planCredentials(cluster, new Map([['postgres', 'kept']]), generatePassword).superuser; // 'kept'
+ * ```
+ */
+export function planCredentials(
+  cluster: PostgresCluster,
+  found: ReadonlyMap<string, string | undefined>,
+  generate: () => string,
+): Credentials {
+  const users: Record<string, string> = {};
+  for (const u of cluster.spec.users ?? []) users[u.name] = found.get(u.name) ?? generate();
+  return {
+    superuser: found.get(SUPERUSER) ?? generate(),
+    replication: found.get(REPLICATION_USER) ?? generate(),
+    users,
+  };
+}
+
+/**
+ * Reads each credentials Secret from the cache, and from the API server when the cache has none.
+ * Any error but NotFound fails the reconcile (retried with backoff) rather than generating.
+ */
+export async function readCredentials(
+  cluster: PostgresCluster,
+  ctx: Pick<ReconcileContext<PostgresCluster>, 'get' | 'client' | 'signal'>,
+): Promise<Credentials> {
+  const namespace = cluster.metadata?.namespace;
+  const found = new Map<string, string | undefined>();
+  for (const { name, user } of secretNames(cluster)) {
+    const cached = ctx.get<Secret>('v1', 'Secret', name);
+    const secret =
+      cached ??
+      (await ctx.client
+        .resource<Secret & { metadata: object }>('v1', 'Secret')
+        .get(name, { namespace, signal: ctx.signal })
+        .catch((error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        }));
+    found.set(user, passwordIn(secret));
+  }
+  return planCredentials(cluster, found, generatePassword);
+}
