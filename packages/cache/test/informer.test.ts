@@ -119,7 +119,9 @@ describe('Informer against a real API server', () => {
     try {
       await synced(informer);
       // As above: a list from the watch cache may come before the create reached it.
-      const object = (await waitFor('the ConfigMap big', () => informer.getByName('cache-meta', 'big'))) as KubeObject & {
+      const object = (await waitFor('the ConfigMap big', () =>
+        informer.getByName('cache-meta', 'big'),
+      )) as KubeObject & {
         data?: unknown;
       };
       assert.equal(object.kind, 'PartialObjectMetadata');

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { KubeObject } from '@kanri/client';
@@ -23,6 +24,7 @@ import {
   startPostgresEnv,
   waitReady,
 } from './harness.js';
+import { instanceProcesses } from './support/instance-processes.js';
 
 const run = promisify(execFile);
 
@@ -123,6 +125,27 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     const logs = await env.allLogs();
     assert.ok(logs.length > 1000, 'logs were collected');
     for (const password of passwords) assert.equal(logs.includes(password), false, 'a password appears in a log');
+  });
+
+  it('keeps the passwords out of every instance process environment (/proc/<pid>/environ): they come as files', async () => {
+    const passwords = [await superuser(), await secretValue(env.client, names.replicationSecret('hippo'), 'password')];
+    const instances = (await pods('hippo')).filter((p) => p.metadata?.labels?.[LABEL.instance]);
+    assert.equal(instances.length, 3);
+    for (const pod of instances) {
+      const name = pod.metadata?.name ?? '';
+      const processes = await instanceProcesses(env.cp, name, pod.status?.podIP ?? '', passwords[0] ?? '');
+      for (const [what, pid] of Object.entries(processes)) {
+        const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
+        assert.match(environ, /(^|\0)PATH=/, `${name}'s ${what} environment was read`);
+        for (const password of passwords)
+          assert.equal(environ.includes(password), false, `${name}'s ${what} has a password in its environment`);
+      }
+      const volume = pod.spec?.volumes?.find((v) => v.name === 'credentials');
+      assert.deepEqual(
+        volume?.projected?.sources?.map((s) => s.secret?.name),
+        [names.superuserSecret('hippo'), names.replicationSecret('hippo')],
+      );
+    }
   });
 
   it('puts back drift: a deleted Service, a changed managed label, a deleted replica Pod', async () => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { it } from 'node:test';
-import { ENV } from '../contract/index.js';
+import { CREDENTIAL_FILE, ENV, PATH } from '../contract/index.js';
 import { chooseSocketDir, loadAgentConfig, MAX_SOCKET_PATH } from './config.js';
 import { loadRepoHostConfig } from './repo-host/repo-host-config.js';
 
@@ -41,6 +44,24 @@ it('reads what a major upgrade needs: the major to upgrade from, and where other
     () => loadAgentConfig({ ...base, [ENV.majorUpgradeFrom]: 'fifteen' }),
     /PGC_MAJOR_UPGRADE_FROM must be a major version/,
   );
+});
+
+it('reads the passwords from the credentials volume when the environment has none, as in a Pod', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kanri-credentials-'));
+  try {
+    writeFileSync(join(dir, CREDENTIAL_FILE.superuser), 'from-file-1');
+    writeFileSync(join(dir, CREDENTIAL_FILE.replication), 'from-file-2');
+    const { [ENV.superuserPassword]: _s, [ENV.replicationPassword]: _r, ...identity } = base;
+    const config = loadAgentConfig({ ...identity, KANRI_VOLUME_MOUNTS: JSON.stringify({ [PATH.credentials]: dir }) });
+    assert.deepEqual([config.superuserPassword, config.replicationPassword], ['from-file-1', 'from-file-2']);
+    rmSync(join(dir, CREDENTIAL_FILE.replication));
+    assert.throws(
+      () => loadAgentConfig({ ...identity, KANRI_VOLUME_MOUNTS: JSON.stringify({ [PATH.credentials]: dir }) }),
+      /replication-password cannot be read \(ENOENT\) and PGC_REPLICATION_PASSWORD is unset/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 it('names every problem, and never a secret value', () => {

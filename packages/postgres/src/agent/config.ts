@@ -3,10 +3,11 @@
  * and validated, with every container path already resolved to where it lives on this machine.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Bootstrap, ENV, PATH, PORT } from '../contract/index.js';
+import { type Bootstrap, CREDENTIAL_FILE, ENV, PATH, PORT } from '../contract/index.js';
 import { parseVolumeMounts, resolveMountPath, type VolumeMounts } from './mounts.js';
 import { buildArchiveCommand } from './plan/postgres-conf.js';
 
@@ -73,6 +74,29 @@ export function readPodIdentity(env: NodeJS.ProcessEnv, problems: string[]) {
   return { cluster, podName, namespace, podIP, mounts, required };
 }
 
+/** A password from its variable when set (an agent outside a Pod), else from its file under PATH.credentials. */
+function readPassword(
+  env: NodeJS.ProcessEnv,
+  variable: string,
+  file: string,
+  mounts: VolumeMounts,
+  problems: string[],
+): string {
+  const fromEnv = env[variable];
+  if (fromEnv) return fromEnv;
+  const path = resolveMountPath(join(PATH.credentials, file), mounts);
+  try {
+    const value = readFileSync(path, 'utf8');
+    if (value === '') problems.push(`${path} is empty`);
+    return value;
+  } catch (error) {
+    problems.push(
+      `${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? error}) and ${variable} is unset`,
+    );
+    return '';
+  }
+}
+
 /** A unix socket path holds at most 107 bytes (sun_path is 108 with the terminating NUL). */
 export const MAX_SOCKET_PATH = 107;
 
@@ -101,15 +125,16 @@ export function chooseSocketDir(runDir: string, port: number = PORT.postgres): s
  */
 export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const problems: string[] = [];
-  const { cluster, podName, namespace, podIP, mounts, required } = readPodIdentity(env, problems);
+  const { cluster, podName, namespace, podIP, mounts } = readPodIdentity(env, problems);
   const bootstrapRaw = env[ENV.bootstrap] || 'basebackup';
   if (bootstrapRaw !== 'initdb' && bootstrapRaw !== 'basebackup' && bootstrapRaw !== 'restore')
     problems.push(`${ENV.bootstrap} must be "initdb", "basebackup" or "restore"`);
   const majorUpgradeFrom = env[ENV.majorUpgradeFrom] ? Number(env[ENV.majorUpgradeFrom]) : undefined;
   if (majorUpgradeFrom !== undefined && !Number.isInteger(majorUpgradeFrom))
     problems.push(`${ENV.majorUpgradeFrom} must be a major version such as 15`);
-  const superuserPassword = required(ENV.superuserPassword);
-  const replicationPassword = required(ENV.replicationPassword);
+  const password = (variable: string, file: string) => readPassword(env, variable, file, mounts, problems);
+  const superuserPassword = password(ENV.superuserPassword, CREDENTIAL_FILE.superuser);
+  const replicationPassword = password(ENV.replicationPassword, CREDENTIAL_FILE.replication);
   if (problems.length > 0) throw new AgentConfigError(`invalid agent environment: ${problems.join('; ')}`);
 
   const dataDir = resolveMountPath(PATH.data, mounts);

@@ -69,6 +69,9 @@ async function serve(
 async function instanceMain(): Promise<number> {
   for (const name of SECRET_VARIABLES) redactor.add(process.env[name]);
   const config = loadAgentConfig(process.env);
+  // In a Pod they come from files (PATH.credentials), so only the config knows them.
+  redactor.add(config.superuserPassword);
+  redactor.add(config.replicationPassword);
   // The tools inherit the environment: the secrets stay in the agent only (the keeper strips them
   // from postgres's).
   for (const name of SECRET_VARIABLES) delete process.env[name];

@@ -12,6 +12,17 @@ export const PATH = {
   data: '/pgdata',
   /** emptyDir for the unix socket and lock files. */
   run: '/run/postgresql',
+  /**
+   * The passwords, as files of a read-only projected Secret volume (CREDENTIAL_FILE): in the
+   * environment they would be readable in /proc/<pid>/environ by anything of the same user.
+   */
+  credentials: '/etc/kanri/credentials',
+} as const;
+
+/** The files under PATH.credentials, each the `password` key of its Secret. */
+export const CREDENTIAL_FILE = {
+  superuser: 'superuser-password',
+  replication: 'replication-password',
 } as const;
 
 /**
@@ -26,6 +37,10 @@ export const ENV = {
   podIP: 'POD_IP',
   /** `initdb` on the very first instance of a never-initialised cluster, else `basebackup`. */
   bootstrap: 'PGC_BOOTSTRAP',
+  /**
+   * The passwords in the environment, for an agent run outside a Pod (the agent tests). The
+   * operator never sets them: Pods get the files under PATH.credentials, read when these are unset.
+   */
   superuserPassword: 'PGC_SUPERUSER_PASSWORD',
   replicationPassword: 'PGC_REPLICATION_PASSWORD',
   postgresVersion: 'PGC_POSTGRES_VERSION',

@@ -89,8 +89,20 @@ export async function waitHealthy(client: KubeClient, cluster: string, instances
       const fresh = (r: InstanceReport | undefined) => r && Date.now() - Date.parse(r.updatedAt) < 30_000;
       const primaries = reports.filter((r) => r.report?.role === 'primary' && r.report.ready && fresh(r.report));
       const replicas = reports.filter((r) => r.report?.role === 'replica' && r.report.ready && fresh(r.report));
-      if (pods.length !== instances || primaries.length !== 1 || replicas.length !== instances - 1) return undefined;
-      if (primaries[0]?.name !== holder) return undefined;
+      if (
+        pods.length !== instances ||
+        primaries.length !== 1 ||
+        replicas.length !== instances - 1 ||
+        primaries[0]?.name !== holder
+      ) {
+        // Thrown, not returned, so that a timeout names each instance's state (waitFor shows the last error).
+        const seen = reports.map(({ name, report: r }) =>
+          r
+            ? `${name} ${r.role}${r.ready ? ' ready' : ''}${fresh(r) ? '' : ' (stale)'}${r.message ? `: ${r.message}` : ''}`
+            : `${name} no report`,
+        );
+        throw new Error(`${seen.join('; ') || 'no Pods'}; Lease held by ${holder ?? 'nobody'}`);
+      }
       return { primary: holder as string, pods };
     },
     timeoutMs,

@@ -3,6 +3,7 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
   type Bootstrap,
+  CREDENTIAL_FILE,
   ENV,
   LABEL,
   names,
@@ -55,10 +56,17 @@ export function instancePod(input: InstancePodInput): Pod {
     mountPath: v.name === 'pgbackrest-config' ? PGBACKREST_CONF_DIR : PGBACKREST_SOURCE_CONF_DIR,
     readOnly: true,
   }));
-  const secretEnv = (env: string, secret: string) => ({
-    name: env,
-    valueFrom: { secretKeyRef: { name: secret, key: 'password' } },
-  });
+  // Files, not environment variables: /proc/<pid>/environ would show them to the postgres user.
+  const credentials = {
+    name: 'credentials',
+    projected: {
+      defaultMode: 0o440,
+      sources: [
+        [names.superuserSecret(clusterName), CREDENTIAL_FILE.superuser],
+        [names.replicationSecret(clusterName), CREDENTIAL_FILE.replication],
+      ].map(([name, path]) => ({ secret: { name, items: [{ key: 'password', path }] } })),
+    },
+  };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -85,8 +93,6 @@ export function instancePod(input: InstancePodInput): Pod {
             { name: ENV.postgresVersion, value: String(input.imageMajor ?? spec.postgresVersion) },
             ...(input.restoreId ? [{ name: ENV.restoreId, value: input.restoreId }] : []),
             ...(input.majorUpgradeFrom ? [{ name: ENV.majorUpgradeFrom, value: String(input.majorUpgradeFrom) }] : []),
-            secretEnv(ENV.superuserPassword, names.superuserSecret(clusterName)),
-            secretEnv(ENV.replicationPassword, names.replicationSecret(clusterName)),
           ],
           ports: [
             { name: 'postgres', containerPort: PORT.postgres },
@@ -99,6 +105,7 @@ export function instancePod(input: InstancePodInput): Pod {
             { name: 'pgdata', mountPath: PATH.data },
             { name: 'run', mountPath: PATH.run },
             { name: 'tmp', mountPath: '/tmp' },
+            { name: 'credentials', mountPath: PATH.credentials, readOnly: true },
             ...backupMounts,
           ],
         },
@@ -107,6 +114,7 @@ export function instancePod(input: InstancePodInput): Pod {
         { name: 'pgdata', persistentVolumeClaim: { claimName: names.pvc(name) } },
         { name: 'run', emptyDir: {} },
         { name: 'tmp', emptyDir: {} },
+        credentials,
         ...backupVolumes,
       ],
       affinity: instanceSet?.affinity ?? {
