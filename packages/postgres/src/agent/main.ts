@@ -20,6 +20,7 @@ import { createAgentLogger, type Logger } from './io/logger.js';
 import { AgentMetrics } from './io/metrics.js';
 import { findPgBin } from './io/pg-bin.js';
 import { Redactor } from './io/redactor.js';
+import { applySessionOptionsToTools } from './io/session-options.js';
 import { runKeeper } from './keeper/keeper.js';
 import { AGENT_PROCESS_ENV } from './keeper/protocol.js';
 import { RepoHost } from './repo-host/repo-host.js';
@@ -75,6 +76,7 @@ async function instanceMain(): Promise<number> {
   // The tools inherit the environment: the secrets stay in the agent only (the keeper strips them
   // from postgres's).
   for (const name of SECRET_VARIABLES) delete process.env[name];
+  applySessionOptionsToTools();
   const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
   const pgBin = findPgBin(config.pgBin);
   const client = await KubeClient.load();

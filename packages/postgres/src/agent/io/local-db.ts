@@ -7,6 +7,7 @@ import pg from 'pg';
 import { type ArchiveReport, CONFIG_HASH_SETTING, type PendingRestart, PORT, SUPERUSER } from '../../contract/index.js';
 import type { PostgresObservation } from '../plan/report.js';
 import type { Logger } from './logger.js';
+import { AGENT_SESSION_OPTIONS } from './session-options.js';
 
 export class LocalDb {
   readonly #pool: pg.Pool;
@@ -18,6 +19,7 @@ export class LocalDb {
       user: SUPERUSER,
       database: 'postgres',
       application_name: 'kanri-agent',
+      options: AGENT_SESSION_OPTIONS,
       // In a takeover the status loop, the peers' ranking requests and the promotion all query at
       // once; with 2 connections pg_promote waited its turn for tens of ms.
       max: 4,

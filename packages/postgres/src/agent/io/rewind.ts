@@ -12,6 +12,7 @@ import { PORT, SUPERUSER } from '../../contract/index.js';
 import { CommandError, withParentDeathSignal } from './commands.js';
 import type { Logger } from './logger.js';
 import type { Redactor } from './redactor.js';
+import { AGENT_SESSION_OPTIONS } from './session-options.js';
 
 export interface ControlData {
   /** `in production`, `shut down`, `shut down in recovery`, `in archive recovery`, … */
@@ -111,6 +112,7 @@ export async function rewind(input: {
     database: 'postgres',
     connectionTimeoutMillis: 10_000,
     application_name: 'kanri-agent-rewind',
+    options: AGENT_SESSION_OPTIONS,
   });
   db.on('error', () => undefined);
   try {
