@@ -26,6 +26,18 @@ describe('defineResource', () => {
     assert.deepEqual(version?.schema.openAPIV3Schema.required, ['spec']);
   });
 
+  it('puts object-level CEL rules (the name with the spec) at the root of the schema, and none when not asked', () => {
+    const rule = { rule: 'self.metadata.name.size() <= 20', message: 'metadata.name: at most 20 characters' };
+    const root = (versions: Parameters<typeof defineResource>[0]['versions']) =>
+      (
+        defineResource({ group: 'example.com', kind: 'Thing', versions }).crd.spec.versions as {
+          schema: { openAPIV3Schema: Record<string, unknown> };
+        }[]
+      )[0]?.schema.openAPIV3Schema;
+    assert.deepEqual(root({ v1: { spec, validations: [rule] } })?.['x-kubernetes-validations'], [rule]);
+    assert.equal(root({ v1: { spec } })?.['x-kubernetes-validations'], undefined);
+  });
+
   it('requires exactly one storage version when there are several', () => {
     const versions = { v1: { spec }, v2: { spec } };
     assert.throws(

@@ -23,12 +23,28 @@ export interface VersionDefinition<Spec extends z.ZodType = z.ZodType, Status ex
   readonly storage?: boolean;
   readonly deprecated?: boolean;
   readonly printerColumns?: readonly PrinterColumn[];
+  /**
+   * CEL rules on the whole object, for what spans its name and its spec (`self.metadata.name`, the
+   * only metadata besides `generateName` that CEL sees, and `self.spec`). Rules on the spec alone
+   * belong on the spec's schema.
+   */
+  readonly validations?: readonly ObjectValidation[];
   /** Enables the scale subresource (for `kubectl scale` and autoscalers). */
   readonly scale?: {
     readonly specReplicasPath: string;
     readonly statusReplicasPath: string;
     readonly labelSelectorPath?: string;
   };
+}
+
+/** One `x-kubernetes-validations` rule at the root of a version's schema. */
+export interface ObjectValidation {
+  readonly rule: string;
+  readonly message?: string;
+  readonly messageExpression?: string;
+  /** A path in the schema (`.spec.instances`); metadata is not in it, so a rule on the name has none. */
+  readonly fieldPath?: string;
+  readonly reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }
 
 export interface ResourceDefinitionInput<V extends Record<string, VersionDefinition>> {
@@ -152,6 +168,9 @@ export function defineResource<const V extends Record<string, VersionDefinition>
           ...(input.description ? { description: input.description } : {}),
           properties,
           required: ['spec'],
+          ...(version.validations?.length
+            ? { 'x-kubernetes-validations': version.validations.map((v) => ({ ...v })) }
+            : {}),
         },
       },
       ...(Object.keys(subresources).length ? { subresources } : {}),

@@ -13,6 +13,7 @@
 
 export type {
   CustomResourceDefinitionObject,
+  ObjectValidation,
   PrinterColumn,
   ResourceDefinition,
   ResourceDefinitionInput,

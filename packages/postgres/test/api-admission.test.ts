@@ -180,6 +180,30 @@ describe('PostgresCluster admission against a real API server', () => {
     );
   });
 
+  it('refuses cluster names its Services or replication slots could not carry, naming the field, and admits the longest that fit', async () => {
+    const spec = (set?: string) => ({
+      postgresVersion: 15,
+      instances: [{ ...(set ? { name: set } : {}), replicas: 1, dataVolumeClaimSpec: volume }],
+    });
+    const create = (name: string, set?: string) =>
+      clusters()
+        .create({ metadata: { name, namespace: 'default' }, spec: spec(set) } as PostgresCluster, { dryRun: true })
+        .then(
+          () => 'admitted',
+          (e: unknown) => (e instanceof InvalidError ? e.message : `not refused as invalid: ${e}`),
+        );
+    // <name>-replicas must be a DNS label: 54 characters fit, 55 do not; a digit or a dot cannot lead or sit in it.
+    assert.match(await create('x'.repeat(55), 'a'), /metadata\.name must start with a letter.*at most 54 characters/);
+    for (const name of ['1db', 'db.prod'])
+      assert.match(await create(name), /metadata\.name must start with a letter/, name);
+    // kanri_<name>_<set>_<NN> must fit in 63 bytes: name and set together at most 53.
+    const slot = await create('x'.repeat(45), 'abcdefghi');
+    assert.match(slot, /spec\.instances: .*at most 53 characters: replication slots/);
+    assert.match(await create('x'.repeat(45)), /replication slots/, 'an unset set name counts as instance<N>');
+    assert.equal(await create('x'.repeat(44), 'abcdefghi'), 'admitted');
+    assert.equal(await create('x'.repeat(44)), 'admitted', '44 + 9 for instance1: 53 fits');
+  });
+
   it('rejects a synchronous number the replicas cannot meet, naming the field', async () => {
     const message = await rejection({
       postgresVersion: 15,

@@ -304,6 +304,27 @@ export const postgresClusterStatus = z.object({
  * };
  * ```
  */
+/**
+ * The cluster's name is in the names of what the operator makes, each with a limit the API server
+ * or postgres would enforce only after the cluster was admitted: Services `<name>-replicas` (a
+ * DNS-1035 label: a letter first, at most 63), and replication slots `kanri_<name>_<set>_<n>`
+ * (postgres names: at most 63 bytes; two digits kept for the ordinal). An unset set name is
+ * `instance<N>`, 9 characters with at most 8 sets.
+ */
+const MAX_NAME = 63 - '-replicas'.length;
+const MAX_NAME_AND_SET = 63 - 'kanri___NN'.length;
+const nameRules = [
+  {
+    rule: `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && self.metadata.name.size() <= ${MAX_NAME}`,
+    message: `metadata.name must start with a letter, hold only lower-case letters, digits and '-', and be at most ${MAX_NAME} characters: it names the cluster's Services (<name>-replicas is a DNS label of at most 63)`,
+  },
+  {
+    rule: `self.spec.instances.all(i, self.metadata.name.size() + (has(i.name) ? i.name.size() : 9) <= ${MAX_NAME_AND_SET})`,
+    message: `metadata.name and each spec.instances[].name together must be at most ${MAX_NAME_AND_SET} characters: replication slots are named kanri_<name>_<set>_<n>, and postgres names hold at most 63 bytes`,
+    fieldPath: '.spec.instances',
+  },
+];
+
 export const PostgresClusterResource = defineResource({
   group: GROUP,
   kind: KIND,
@@ -315,6 +336,7 @@ export const PostgresClusterResource = defineResource({
     v1: {
       spec: postgresClusterSpec,
       status: postgresClusterStatus,
+      validations: nameRules,
       printerColumns: [
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
         { name: 'Instances', type: 'integer', jsonPath: '.status.desiredInstances' },
