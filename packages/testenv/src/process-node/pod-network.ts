@@ -5,7 +5,7 @@
  * Each set of process nodes leases one /16 block (127.X.0.0/16, X ≥ 1, so 127.0.0.1 and the
  * resolver's 127.0.0.53 are never handed out) through a lock file in the OS temp directory, so
  * that control planes running side by side, in this or other processes, never hand out the same
- * address. A lock left by a killed process goes stale after a few seconds and is taken over.
+ * address. A lock left by a killed process goes stale after a minute and is taken over.
  */
 import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -40,11 +40,19 @@ export async function leaseLoopbackBlock(): Promise<{ block: number; release: ()
     try {
       const release = await lockfile.lock(join(LEASE_DIR, `127.${block}`), {
         realpath: false,
-        stale: 10_000,
-        update: 2_000,
+        // A lock is refreshed every 5 s and taken over only after 60 s without: on a loaded
+        // machine a refresh can be late by seconds, and a lock taken over while its holder lives
+        // hands the same Pod addresses to two control planes. With 254 blocks, a killed process's
+        // lock costs nothing while it goes stale.
+        stale: 60_000,
+        update: 5_000,
         retries: 0,
-        // A lock we lose (the file vanished, the clock jumped) must not crash the test process.
-        onCompromised: () => {},
+        // A lock we lose (the file vanished, the clock jumped) must not crash the test process,
+        // but addresses may now clash: say so, naming the block.
+        onCompromised: (error: Error) =>
+          process.stderr.write(
+            `kanri testenv: lost the lease of loopback block 127.${block}.0.0/16: ${error.message}\n`,
+          ),
       });
       return { block, release };
     } catch (error) {
