@@ -4,6 +4,7 @@
  * definition, so what is installed always matches what runs.
  */
 import {
+  type CacheOptions,
   type ControllerDefinition,
   crdDeletionGuardRules,
   crdDeletionGuardWebhook,
@@ -38,6 +39,8 @@ export interface OperatorInput {
    * cluster; a namespace-scoped operator cannot list cluster-wide, so it is off there.
    */
   readonly crdDeletionGuard?: boolean;
+  /** What the manager's informers hold per kind (keep Secrets the operator does not own out of memory). */
+  readonly cache?: CacheOptions;
 }
 
 export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchNamespace'>> {
@@ -110,6 +113,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     extraRules: input.extraRules ?? [],
     crdDeletionGuard: guard,
     plurals: input.plurals ?? {},
+    cache: input.cache ?? {},
     crds: () => definition.resources.map((r) => r.crd),
     rbac: (options = {}) => {
       const { clusterRules, namespaceRules } = guardRules(guard && options.crdDeletionGuard !== false);
@@ -145,6 +149,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
       const manager = await Manager.create({
         name: definition.name,
         ...(input.watchNamespace ? { namespace: input.watchNamespace } : {}),
+        cache: definition.cache,
         // Leader election on a Lease in POD_NAMESPACE, unless the Deployment turns it off.
         ...managerOptionsFromEnv(process.env, namespace),
         // In a cluster (the generated Deployment sets POD_NAMESPACE) the webhook serves behind its

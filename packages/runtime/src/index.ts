@@ -37,6 +37,7 @@ export { EventRecorder } from './helpers/event-recorder.js';
 export type { FinalizerEvent } from './helpers/finalizer.js';
 export { finalizer } from './helpers/finalizer.js';
 export { buildControllerReference, hasFinalizer, withOwner } from './helpers/owner-reference.js';
+export type { CacheOptions } from './informers/informer-pool.js';
 export type { ElectionTimings } from './leader/election-timings.js';
 export { DEFAULT_ELECTION_TIMINGS, electionTimingProblems } from './leader/election-timings.js';
 export { LeaderElector } from './leader/leader-election.js';

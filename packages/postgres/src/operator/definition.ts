@@ -3,7 +3,7 @@ import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
-import { rulesToGrantInstanceRoles } from '../contract/index.js';
+import { LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -21,6 +21,10 @@ export const postgresOperator = defineOperator({
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
   ],
   plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
+  // Only the Secrets of Kanri's clusters in memory, not every Secret in the cluster (issue 16,
+  // finding 7); the few it must read otherwise (a password Secret the cache misses) it gets from
+  // the API server (credentials.ts, backups/tls-certificates.ts).
+  cache: { byKind: { 'v1/Secret': { labelSelector: LABEL.cluster } } },
 });
 
 export default postgresOperator;

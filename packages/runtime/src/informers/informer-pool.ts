@@ -4,17 +4,41 @@ import { type KubeClient, type KubeObject, qualifiedResource } from '@kanri/clie
 import type { Logger } from 'pino';
 import type { RuntimeMetrics } from '../metrics/runtime-metrics.js';
 
+/**
+ * What the manager's informers hold, per kind (controller-runtime's `cache.Options.ByObject`).
+ * A label selector keeps objects the operator does not own (every Secret in the cluster, say)
+ * out of memory; a `get` of such an object then misses the cache, and the caller reads it from
+ * the API server when it must know.
+ *
+ * @example
+ * ```ts
+ * const cache: CacheOptions = { byKind: { 'v1/Secret': { labelSelector: 'app.kubernetes.io/managed-by=kanri' } } };
+ * ```
+ */
+export interface CacheOptions {
+  /** Keyed `apiVersion/Kind`, as `v1/Secret` or `apps/v1/Deployment`. */
+  readonly byKind?: Readonly<Record<string, { readonly labelSelector?: string }>>;
+}
+
 export class InformerPool {
   readonly #client: KubeClient;
   readonly #namespace: string | undefined;
+  readonly #cache: CacheOptions;
   readonly #informers = new Map<string, Informer<KubeObject>>();
   readonly #metrics: RuntimeMetrics;
   readonly #logger: Logger;
   #started = false;
 
-  constructor(client: KubeClient, namespace: string | undefined, metrics: RuntimeMetrics, logger: Logger) {
+  constructor(
+    client: KubeClient,
+    namespace: string | undefined,
+    metrics: RuntimeMetrics,
+    logger: Logger,
+    cache: CacheOptions = {},
+  ) {
     this.#client = client;
     this.#namespace = namespace;
+    this.#cache = cache;
     this.#metrics = metrics;
     this.#logger = logger;
   }
@@ -26,8 +50,10 @@ export class InformerPool {
     if (!informer) {
       const resource = this.#client.resource(apiVersion, kind);
       const log = this.#logger.child({ informer: key });
+      const labelSelector = this.#cache.byKind?.[key]?.labelSelector;
       informer = new Informer(resource, {
         namespace: this.#namespace,
+        ...(labelSelector ? { labelSelector } : {}),
         client: this.#client,
         onError: (error, retryInMs) => log.warn({ err: error, retryInMs }, 'watch failed; retrying'),
       });

@@ -16,7 +16,7 @@ import type { Registry } from 'prom-client';
 import { ControllerRunner } from '../controller/controller-runner.js';
 import type { ControllerDefinition } from '../controller/definition.js';
 import { EventRecorder } from '../helpers/event-recorder.js';
-import { InformerPool } from '../informers/informer-pool.js';
+import { type CacheOptions, InformerPool } from '../informers/informer-pool.js';
 import { LeaderElector } from '../leader/leader-election.js';
 import { createLogger, type Logger } from '../logger.js';
 import { RuntimeMetrics } from '../metrics/runtime-metrics.js';
@@ -41,6 +41,8 @@ export interface ManagerOptions {
   readonly name?: string;
   /** Watch only this namespace (namespace-scoped operators); default all namespaces. */
   readonly namespace?: string;
+  /** What the informers hold per kind (a label selector for Secrets, say); default everything. */
+  readonly cache?: CacheOptions;
   /** Off unless given: a single replica needs no election. */
   readonly leaderElection?: LeaderElectionConfig;
   /** Where /healthz, /readyz and /metrics listen; `host:port`. Default `:8080`. `false` disables. */
@@ -81,7 +83,7 @@ export class Manager {
     this.name = options.name ?? 'kanri';
     this.logger = options.logger ?? createLogger(this.name);
     this.metrics = new RuntimeMetrics(options.registry);
-    this.informers = new InformerPool(client, options.namespace, this.metrics, this.logger);
+    this.informers = new InformerPool(client, options.namespace, this.metrics, this.logger, options.cache);
     this.identity =
       options.leaderElection?.identity ?? `${hostname()}_${process.pid}_${randomBytes(4).toString('hex')}`;
     this.webhooks = options.webhook ? new WebhookRunner(client, options.webhook, this.name, this.logger) : undefined;
