@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 import { measureAgents, measurePatroni } from './agent-vs-patroni.mjs';
 // `npm run bench:memory`: every memory measurement of bench/memory in turn (see its README) —
-// import costs, idle operators, the instance agent against Patroni — and, last on stdout, one JSON
-// object with every figure and the run's metadata. BENCH_MEMORY_ONLY=imports,idle,ha picks parts.
+// import costs, idle operators, the PostgreSQL operator beside 10,000 unrelated Secrets, the
+// instance agent against Patroni — and, last on stdout, one JSON object with every figure and the
+// run's metadata. BENCH_MEMORY_ONLY=imports,idle,secrets,ha picks parts.
 import { idleOperators } from './idle-operator.mjs';
 import { importCosts } from './import-cost.mjs';
 import { median, runMetadata } from './lib.mjs';
+import { operatorWithSecrets } from './operator-secrets.mjs';
 
-const only = new Set((process.env.BENCH_MEMORY_ONLY ?? 'imports,idle,ha').split(','));
+const only = new Set((process.env.BENCH_MEMORY_ONLY ?? 'imports,idle,secrets,ha').split(','));
 const log = (line) => console.error(`[bench:memory] ${line}`);
 const result = { ...runMetadata(), nodeOptions: process.env.NODE_OPTIONS ?? null };
 
@@ -19,6 +21,10 @@ if (only.has('imports')) {
 if (only.has('idle')) {
   log('idle operators…');
   result.idleOperator = await idleOperators();
+}
+if (only.has('secrets')) {
+  log('the PostgreSQL operator beside unrelated Secrets, its Secret cache filtered and not…');
+  result.operatorSecrets = await operatorWithSecrets();
 }
 if (only.has('ha')) {
   log('instance agents, then Patroni members…');
