@@ -61,7 +61,7 @@ export async function startKanriEnv({ nodes = 3, apiProxy = false, operatorProxy
     await apply(PostgresClusterResource.crd);
     await apply(PostgresBackupResource.crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-    for (const object of postgresOperator.rbac()) await apply(object);
+    for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
     await waitFor('the PostgresCluster CRD to be served', () =>
       client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
     );

@@ -41,6 +41,11 @@ export interface OperatorInput {
   readonly crdDeletionGuard?: boolean;
   /** What the manager's informers hold per kind (keep Secrets the operator does not own out of memory). */
   readonly cache?: CacheOptions;
+  /**
+   * Cluster-scoped admission objects installed with the operator, as they are: ValidatingAdmissionPolicies
+   * and their bindings that narrow what RBAC cannot (what the operator's workloads may write).
+   */
+  readonly admissionPolicies?: readonly Record<string, unknown>[];
 }
 
 export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchNamespace'>> {
@@ -114,6 +119,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     crdDeletionGuard: guard,
     plurals: input.plurals ?? {},
     cache: input.cache ?? {},
+    admissionPolicies: input.admissionPolicies ?? [],
     crds: () => definition.resources.map((r) => r.crd),
     rbac: (options = {}) => {
       const { clusterRules, namespaceRules } = guardRules(guard && options.crdDeletionGuard !== false);

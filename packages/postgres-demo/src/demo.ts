@@ -105,12 +105,14 @@ export async function serve(dir: string): Promise<void> {
     await copyFile(cp.kubeconfigPath, join(dir, 'kubeconfig'));
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeState(dir, { pid: process.pid, s3Pid: s3.pid, kubeconfigPath, kubectl: cp.binaries.kubectl });
-    log('[2/6] Installing the operator’s CRDs (PostgresCluster, PostgresBackup) and generated RBAC…');
+    log(
+      '[2/6] Installing the operator’s CRDs (PostgresCluster, PostgresBackup, PGUpgrade), generated RBAC and admission policies…',
+    );
     const apply = (o: unknown) =>
       admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'kanri-demo', force: true });
     for (const crd of postgresOperator.crds()) await apply(crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-    for (const object of postgresOperator.rbac()) await apply(object);
+    for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
     await waitFor('the CRD to be served', () =>
       admin.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: NAMESPACE }),
     );

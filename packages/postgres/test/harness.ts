@@ -94,7 +94,7 @@ export async function startPostgresEnv(
   await apply(PostgresBackupResource.crd as unknown as Record<string, unknown>);
   await apply(PGUpgradeResource.crd as unknown as Record<string, unknown>);
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-  for (const object of postgresOperator.rbac()) await apply(object);
+  for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
   await waitFor('the PostgresCluster CRD to be served', () =>
     client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
   );
@@ -117,6 +117,15 @@ export async function startPostgresEnv(
     child.kill(signal);
     await exited;
   };
+  const allLogs = async () => {
+    const { readdir } = await import('node:fs/promises');
+    const files = [
+      ...(await readdir(logDir)).map((f) => join(logDir, f)),
+      ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
+    ];
+    const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
+    return texts.join('\n');
+  };
   return {
     cp,
     client,
@@ -136,20 +145,19 @@ export async function startPostgresEnv(
       operator.stderr?.pipe(log);
     },
     stopOperator,
-    async allLogs() {
-      const { readdir } = await import('node:fs/promises');
-      const files = [
-        ...(await readdir(logDir)).map((f) => join(logDir, f)),
-        ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
-      ];
-      const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
-      return texts.join('\n');
-    },
+    allLogs,
     async stop() {
       await stopOperator();
+      // Every end-to-end test runs with the instance admission policies in force: a write of the
+      // agent's they refused is a bug in them or in the agent, whatever the test checked.
+      const refused = (await allLogs())
+        .split('\n')
+        .filter((line) => line.includes("ValidatingAdmissionPolicy 'instance-"));
       await client.close();
       await cp.stop();
       await rm(logDir, { recursive: true, force: true });
+      if (refused.length > 0)
+        throw new Error(`the instance admission policies refused an agent's write:\n${refused.slice(0, 5).join('\n')}`);
     },
   };
 }

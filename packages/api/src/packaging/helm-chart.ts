@@ -301,6 +301,14 @@ ${
     })),
     { path: 'templates/_helpers.tpl', content: helpers(def) },
     { path: 'templates/rbac.yaml', content: `${templateHeader}${rbacTemplate(def, s)}` },
+    ...(def.admissionPolicies.length > 0
+      ? [
+          {
+            path: 'templates/admission-policies.yaml',
+            content: `${templateHeader}${docs(def.admissionPolicies.map((o) => structuredClone(o)))}`,
+          },
+        ]
+      : []),
     { path: 'templates/deployment.yaml', content: `${templateHeader}${guard}${docs([buildDeployment(def, s)])}` },
     { path: 'templates/service.yaml', content: `${templateHeader}${docs([buildMetricsService(def, s)])}` },
     {

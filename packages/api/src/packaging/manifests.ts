@@ -18,6 +18,8 @@ export interface OperatorManifests {
   readonly namespace: Record<string, unknown>[];
   readonly crds: Record<string, unknown>[];
   readonly rbac: Record<string, unknown>[];
+  /** The definition's admission policies and bindings (`admissionPolicies`); often none. */
+  readonly policies: Record<string, unknown>[];
   /** Deployment, metrics Service and, when enabled, the ServiceMonitor. */
   readonly workload: Record<string, unknown>[];
   /** The CRD deletion guard's Service and ValidatingWebhookConfiguration; empty without the guard. */
@@ -67,7 +69,16 @@ export function operatorManifests(def: OperatorDefinition, options: PackagingOpt
   const workload = [buildDeployment(def, s), buildMetricsService(def, s)];
   if (r.serviceMonitor.enabled) workload.push(buildServiceMonitor(def, s));
   const webhook = r.crdDeletionGuard ? buildWebhookObjects(def, s) : [];
-  return { namespace, crds, rbac, workload, webhook, all: [...namespace, ...crds, ...rbac, ...workload, ...webhook] };
+  const policies = def.admissionPolicies.map((o) => structuredClone(o));
+  return {
+    namespace,
+    crds,
+    rbac,
+    policies,
+    workload,
+    webhook,
+    all: [...namespace, ...crds, ...rbac, ...policies, ...workload, ...webhook],
+  };
 }
 
 /** Objects as one multi-document YAML stream, with an optional leading comment. */

@@ -5,6 +5,7 @@
  * defaults all live here, so the two sides cannot drift apart.
  */
 export * from './ha-defaults.js';
+export * from './instance-admission-policy.js';
 export * from './instance-environment.js';
 export * from './instance-rbac.js';
 export * from './instance-report.js';

@@ -3,7 +3,7 @@ import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
-import { LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
+import { instanceAdmissionPolicies, LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -25,6 +25,9 @@ export const postgresOperator = defineOperator({
   // finding 7); the few it must read otherwise (a password Secret the cache misses) it gets from
   // the API server (credentials.ts, backups/tls-certificates.ts).
   cache: { byKind: { 'v1/Secret': { labelSelector: LABEL.cluster } } },
+  // What RBAC cannot narrow: each instance writes only its own Pod's role and report, another Pod
+  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1).
+  admissionPolicies: instanceAdmissionPolicies(),
 });
 
 export default postgresOperator;
