@@ -25,6 +25,20 @@ describe('OwnWrites', () => {
     assert.equal(own.lookup('ns/a'), undefined);
   });
 
+  it('ends the overlay a DELETE answered with the object (deleted at once) when the watch reports the deletion, either order', () => {
+    const incarnation = (rv: string, uid: string) => ({ metadata: { ...object(rv).metadata, uid } });
+    const own = new OwnWrites();
+    own.recordWrite('ns/a', incarnation('9', 'u1'));
+    own.observed('ns/a', incarnation('9', 'u1'), true);
+    assert.equal(own.lookup('ns/a'), undefined, 'the deleted Pod must not stay in the cache');
+    own.observed('ns/a', incarnation('12', 'u2'), true);
+    own.recordWrite('ns/a', incarnation('12', 'u2'));
+    assert.equal(own.lookup('ns/a'), undefined, 'the deletion came first');
+    own.recordWrite('ns/a', incarnation('20', 'u3'));
+    own.observed('ns/a', incarnation('15', 'u2'), true);
+    assert.equal(own.lookup('ns/a')?.object?.metadata?.uid, 'u3', 'an older incarnation’s deletion leaves a new one');
+  });
+
   it('drops an older overlay when a newer write turns out to be delivered already', () => {
     const own = new OwnWrites();
     own.recordWrite('ns/a', object('5'));

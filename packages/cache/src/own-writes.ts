@@ -78,13 +78,23 @@ export class OwnWrites<T extends KubeObject> {
     this.#overlays.set(key, { object: undefined, resourceVersion: undefined, writtenAt: this.#now() });
   }
 
-  /** The watch delivered a version of `key`: drop the overlay once it has caught up with our write. */
+  /**
+   * The watch delivered a version of `key`: drop the overlay once it has caught up with our write.
+   * A deletion ends every overlay of the incarnation it deleted (same uid), not only a delete's:
+   * a DELETE that removes the object at once (a Pod no node runs yet) answers with the object, so
+   * the overlay it left is a write, and kept, it would show the deleted object until a relist.
+   */
   observed(key: string, object: KubeObject, deleted: boolean): void {
-    const version = deleted ? DELETED : object.metadata?.resourceVersion;
+    const version = object.metadata?.resourceVersion;
+    if (deleted) this.#remember(key, DELETED);
     if (version) this.#remember(key, version);
     const overlay = this.#overlays.get(key);
     if (!overlay) return;
-    if (deleted ? overlay.object === undefined : overlay.resourceVersion === object.metadata?.resourceVersion) {
+    const sameIncarnation =
+      overlay.object !== undefined &&
+      (overlay.resourceVersion === version ||
+        (object.metadata?.uid !== undefined && overlay.object.metadata?.uid === object.metadata.uid));
+    if (deleted ? overlay.object === undefined || sameIncarnation : overlay.resourceVersion === version) {
       this.#overlays.delete(key);
     }
   }
