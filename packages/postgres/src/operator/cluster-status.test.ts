@@ -67,7 +67,15 @@ describe('clusterStatus', () => {
         pod('db-i-0', 'primary', {}),
         pod('db-i-1', 'replica', { ready: false, message: 'WAL receiver is starting' }),
         pod('db-i-2', 'replica', { updatedAt: stale }),
-        { metadata: { name: 'db-i-3' }, status: { phase: 'Pending' } },
+        {
+          metadata: { name: 'db-i-3' },
+          status: {
+            phase: 'Pending',
+            conditions: [
+              { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' },
+            ],
+          },
+        },
         pod('db-i-4', 'replica', {}, false),
       ],
       desired: 5,
@@ -79,7 +87,7 @@ describe('clusterStatus', () => {
     assert.equal(
       ready?.message,
       '1/5 instances ready, primary db-i-0; db-i-1: WAL receiver is starting; db-i-2: last report 60 s old; ' +
-        'db-i-3: no report yet (Pod Pending); db-i-4: Pod not Ready',
+        'db-i-3: no report yet (Pod Pending, Unschedulable: 0/2 nodes are available); db-i-4: Pod not Ready',
     );
   });
 

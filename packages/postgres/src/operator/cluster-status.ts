@@ -79,8 +79,14 @@ function notReadyReason(pod: Pod, nowMs: number, staleAfterMs: number): string |
   const report = readPodReport(pod);
   if (!report) {
     const waiting = pod.status?.containerStatuses?.find((c) => c.state?.waiting)?.state?.waiting;
+    const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
     const phase = pod.status?.phase ?? 'Pending';
-    return `no report yet (Pod ${phase}${waiting?.reason ? `, ${waiting.reason}` : ''})`;
+    const why = unscheduled
+      ? `, ${unscheduled.reason ?? 'not scheduled'}: ${(unscheduled.message ?? '').slice(0, 160)}`
+      : waiting?.reason
+        ? `, ${waiting.reason}`
+        : '';
+    return `no report yet (Pod ${phase}${why})`;
   }
   if (report.message) return report.message;
   if (!isReportFresh(report, nowMs, staleAfterMs))

@@ -74,7 +74,7 @@ describe('instancePodChanged', () => {
     assert.equal(changed(ok, failing), true);
   });
 
-  it('passes labels, owner, phase, Pod IP, deletion and readiness changes, and a report appearing or going', () => {
+  it('passes labels, owner, phase, Pod IP, deletion, readiness and scheduling changes, and a report appearing or going', () => {
     const edits: Record<string, (p: Pod) => Pod> = {
       label: (p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata?.labels, [LABEL.role]: 'primary' } } }),
       owner: (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }),
@@ -83,6 +83,16 @@ describe('instancePodChanged', () => {
       deletion: (p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-11-29T12:00:00Z' } }),
       readiness: (p) => ({ ...p, status: { ...p.status, conditions: [{ type: 'Ready', status: 'False' }] } }),
       'report gone': (p) => ({ ...p, metadata: { ...p.metadata, annotations: {} } }),
+      unschedulable: (p) => ({
+        ...p,
+        status: {
+          ...p.status,
+          conditions: [
+            ...(p.status?.conditions ?? []),
+            { type: 'PodScheduled', status: 'False', reason: 'Unschedulable' },
+          ],
+        },
+      }),
     };
     for (const [what, edit] of Object.entries(edits)) {
       assert.equal(changed(pod(), pod({}, edit)), true, what);

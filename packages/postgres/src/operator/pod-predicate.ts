@@ -5,7 +5,7 @@
  * Pure.
  *
  * An update passes when anything the reconcile reads changed: labels (role, instance, set),
- * owner, phase, the Pod IP, deletion, the Ready condition, presence of the report, one of
+ * owner, phase, the Pod IP, deletion, the Ready and PodScheduled conditions, presence of the report, one of
  * `REPORT_FIELDS_READ`, or the report's freshness (a report that had gone stale and is refreshed
  * makes the instance count again). Adds and deletes always pass. A report that goes stale without
  * any update is caught by the controller's periodic requeue, not by an event.
@@ -33,6 +33,11 @@ const sameRecord = (a: Readonly<Record<string, string>> = {}, b: Readonly<Record
 
 const owners = (pod: Pod) => (pod.metadata?.ownerReferences ?? []).map((r) => `${r.uid}:${r.controller}`).join(',');
 
+const scheduling = (pod: Pod) => {
+  const condition = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  return condition ? `${condition.status}:${condition.reason ?? ''}` : '';
+};
+
 /** True when the operator would see a difference between `old` and `pod`. */
 export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfterMs = REPORT_STALE_AFTER_MS): boolean {
   if (!sameRecord(old.metadata?.labels, pod.metadata?.labels)) return true;
@@ -42,6 +47,8 @@ export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfter
   if (old.status?.podIP !== pod.status?.podIP) return true;
   if (Boolean(old.metadata?.deletionTimestamp) !== Boolean(pod.metadata?.deletionTimestamp)) return true;
   if (podReady(old) !== podReady(pod)) return true;
+  // An unschedulable Pod may be one the scheduler left behind (stuck-pods.ts): look when it becomes one.
+  if (scheduling(old) !== scheduling(pod)) return true;
   const before = readReport(old);
   const after = readReport(pod);
   if (!before || !after) return before !== after;

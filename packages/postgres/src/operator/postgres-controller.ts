@@ -32,6 +32,7 @@ import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
+import { podsStuckOnBoundClaims } from './stuck-pods.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
 import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';
 
@@ -141,6 +142,13 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       }
     }
 
+    const unscheduled = podsStuckOnBoundClaims(instancePods, claims, Date.now());
+    for (const { pod, why } of unscheduled.stuck) {
+      ctx.log.warn({ pod: pod.metadata?.name }, `recreating a Pod the scheduler left behind: ${why}`);
+      await ctx.event('Normal', 'RecreatingUnscheduledPod', `${why}: recreating it`);
+      await ctx.delete({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name ?? '', namespace });
+    }
+
     if (restore.active || upgrade.active) {
       // An in-place restore or a major upgrade owns the instances until it is done.
     } else if (!cluster.spec.shutdown) {
@@ -223,7 +231,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // the requeue only ages reports that stopped coming.
     // A restore in progress moves on as Pods go and reports arrive; look again soon regardless.
     const requeueMs = (restore.active && !restore.status?.finished) || upgrade.active ? 2_000 : 30_000;
-    return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs) };
+    return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs, unscheduled.recheckInMs ?? requeueMs) };
   });
 
 /**
