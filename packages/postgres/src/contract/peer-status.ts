@@ -17,6 +17,25 @@ export interface LiveStatus extends InstanceReport {
   readonly receiverStatus: string | null;
 }
 
+const lsn = z.string().regex(/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/);
+
+/**
+ * What a peer's answer must look like before failover or switchover ranks it: the fields they
+ * read, each checked (an LSN is an LSN). Anything else is no answer, so a malformed or hostile
+ * reply makes the peer no candidate rather than breaking the decision.
+ */
+export const liveStatusWire = z.looseObject({
+  name: z.string().min(1).max(253),
+  candidate: z.boolean(),
+  candidateWhy: z.string().max(1000).optional(),
+  systemIdentifier: z.string().max(32),
+  timeline: z.number().int().min(0),
+  receivedLsn: lsn,
+  replayedLsn: lsn,
+  primaryLsnSeen: lsn.optional(),
+  receiverStatus: z.string().max(64).nullable(),
+});
+
 /** The path the peer API serves the live status on. */
 export const PEER_STATUS_PATH = '/status';
 

@@ -22,6 +22,7 @@ import { ensureSlots } from '../io/primary-tasks.js';
 import { leaseTimings } from '../lease-timings.js';
 import { decideFailover } from '../plan/failover-plan.js';
 import { isVouchedFor } from '../plan/failsafe-plan.js';
+import { maxLsn } from '../plan/lsn.js';
 import { toCandidate } from '../plan/switchover-plan.js';
 
 export interface FailoverOutcome {
@@ -49,13 +50,18 @@ export async function considerFailover(
     ...peers.map((p) => fetchPeerStatus(p.status?.podIP as string)),
   ]);
   const answered = answers.filter((p): p is LiveStatus => p !== undefined);
-  for (const peer of answered) state.seePrimaryLsn(peer.primaryLsnSeen);
+  // The last primary's own report (its Pod, which only it may write) is kept; what peers say the
+  // primary reached counts for this decision only, never stored or passed on: a peer that lied once
+  // (or a spoofed answer) must not block every failover after it.
   state.seePrimaryLsn(readPodReport(pods.find((p) => p.metadata?.name === lastHolder))?.receivedLsn);
   const decision = decideFailover({
     self: config.podName,
     candidates: [me as LiveStatus, ...answered].map(toCandidate),
     systemIdentifier: (me as LiveStatus).systemIdentifier,
-    primaryLsn: state.snapshot().primaryLsnSeen,
+    primaryLsn: answered.reduce<string | undefined>(
+      (lsn, peer) => maxLsn(lsn, peer.primaryLsnSeen),
+      state.snapshot().primaryLsnSeen,
+    ),
     maximumLagBytes: maximumLagOnFailover,
     synchronousStandbys:
       synchronousNumber > 0 ? parseMembers(lease.lease?.metadata?.annotations?.[ANNOTATION.syncStandbys]) : undefined,
