@@ -1,7 +1,8 @@
 /**
  * The agent's HTTP endpoints on POD_IP:8000: `/healthz` (liveness), `/readyz` (readiness) and
  * `/metrics`, plus the peer API (`GET /status`, `POST /failsafe`). Probes answer from the state the
- * agent already holds, so a slow postgres never makes a probe hang.
+ * agent already holds, so a slow postgres never makes a probe hang. The peer API is rate-limited
+ * per caller (plan/peer-rate-limit.ts) and reads one live status at a time.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -10,7 +11,9 @@ import {
   type FailsafeRequest,
   failsafeRequest,
   PEER_FAILSAFE_PATH,
+  PEER_STATUS_PATH,
 } from '../../contract/index.js';
+import { PeerRateLimiter } from '../plan/peer-rate-limit.js';
 
 /** A failsafe request is a name: anything longer is not one. */
 const MAX_BODY_BYTES = 4096;
@@ -40,12 +43,27 @@ export async function startHttpServer(
   source: HealthSource,
   registry: Registry,
 ): Promise<Server> {
+  const limiter = new PeerRateLimiter();
+  // One live status at a time, shared by every request that asks meanwhile: however many peers
+  // (or a flood) ask, the peer API holds at most one of the agent's few postgres connections.
+  let inFlight: Promise<unknown> | undefined;
+  const liveStatus = (read: () => Promise<unknown>) => {
+    inFlight ??= read().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const answer = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
       response.writeHead(code, { 'content-type': type });
       response.end(body);
     };
+    if (
+      (path === PEER_STATUS_PATH || path === PEER_FAILSAFE_PATH) &&
+      !limiter.take(request.socket.remoteAddress ?? '', performance.now())
+    )
+      return answer(429, 'too many requests\n');
     if (path === PEER_FAILSAFE_PATH && request.method === 'POST' && source.vouch) {
       const vouch = source.vouch.bind(source);
       readJson(request).then(
@@ -64,8 +82,8 @@ export async function startHttpServer(
       const problem = path === '/healthz' ? source.health() : source.readiness();
       return problem === null ? answer(200, 'ok\n') : answer(503, `${problem}\n`);
     }
-    if (path === '/status' && source.liveStatus) {
-      source.liveStatus().then(
+    if (path === PEER_STATUS_PATH && source.liveStatus) {
+      liveStatus(source.liveStatus.bind(source)).then(
         (status) => answer(200, JSON.stringify(status), 'application/json'),
         (error: Error) => answer(500, `${error.message}\n`),
       );

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Registry } from 'prom-client';
+import { startHttpServer } from './http-server.js';
+
+it('answers a flood of /status with 429 beyond the rate, reads one live status at a time, and keeps the probes answering', async () => {
+  let reading = 0;
+  let mostAtOnce = 0;
+  let reads = 0;
+  const source = {
+    health: () => null,
+    readiness: () => null,
+    async liveStatus() {
+      reads++;
+      reading++;
+      mostAtOnce = Math.max(mostAtOnce, reading);
+      await sleep(20); // a postgres query
+      reading--;
+      return { name: 'db-i-0' };
+    },
+  };
+  const server = await startHttpServer('127.0.0.1', 0, source, new Registry());
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const codes = await Promise.all(Array.from({ length: 200 }, () => fetch(`${base}/status`).then((r) => r.status)));
+    const ok = codes.filter((c) => c === 200).length;
+    const limited = codes.filter((c) => c === 429).length;
+    assert.equal(ok + limited, 200);
+    assert.ok(ok >= 40 && ok <= 45, `about the burst (40) got through: ${ok}`);
+    assert.equal(mostAtOnce, 1, 'one live status read at a time');
+    assert.ok(reads < ok, `concurrent requests shared reads: ${reads} reads for ${ok} answers`);
+    assert.equal((await fetch(`${base}/healthz`)).status, 200, 'the probes are not limited');
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
