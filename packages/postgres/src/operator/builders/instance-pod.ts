@@ -82,6 +82,10 @@ export function instancePod(input: InstancePodInput): Pod {
       // Fast shutdown takes seconds; a long grace period only delays failover of a stuck Pod.
       terminationGracePeriodSeconds: 30,
       enableServiceLinks: false,
+      // The pause container becomes PID 1 and reaps orphans: the agent's first process is Node, which
+      // waits only for its own children, so a detached tool (pgBackRest's async archive-push) that
+      // ends would stay a zombie.
+      shareProcessNamespace: true,
       securityContext: AGENT_POD_SECURITY,
       containers: [
         {

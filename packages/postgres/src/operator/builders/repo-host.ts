@@ -94,6 +94,10 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
     hostname: name,
     terminationGracePeriodSeconds: 30,
     enableServiceLinks: false,
+    // The pause container becomes PID 1 and reaps orphans: the agent's first process is Node, which
+    // waits only for its own children, so a detached tool (pgBackRest's async archive-push) that
+    // ends would stay a zombie.
+    shareProcessNamespace: true,
     securityContext: AGENT_POD_SECURITY,
     containers: [
       {
