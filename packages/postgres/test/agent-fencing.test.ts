@@ -18,6 +18,7 @@ import {
   type AgentProcess,
   chownToPostgres,
   createClusterObjects,
+  killAgents,
   kubeconfigForAgents,
   makePassword,
   podReport,
@@ -120,11 +121,7 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
   });
 
   after(async () => {
-    for (const agent of [primary, replica].filter(Boolean)) {
-      await stopAgent(agent, 'SIGKILL');
-      const pid = agent.postmasterPid();
-      if (pid) process.kill(pid, 'SIGKILL');
-    }
+    await killAgents([primary, replica]);
     await proxy?.close();
     if (process.env.KANRI_KEEP_AGENT_LOGS) console.log(`agent logs kept in ${root}`);
     else if (root) rmSync(root, { recursive: true, force: true });

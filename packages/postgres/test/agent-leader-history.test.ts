@@ -17,6 +17,7 @@ import { names, readLeaderHistory } from '../src/contract/index.js';
 import {
   type AgentProcess,
   createClusterObjects,
+  killAgents,
   kubeconfigForAgents,
   makePassword,
   podReport,
@@ -86,14 +87,7 @@ describe('instance agent: the leader history on the Lease', { timeout: 600_000 }
   });
 
   after(async () => {
-    for (const agent of agents) {
-      await stopAgent(agent, 'SIGKILL');
-      const pid = agent.postmasterPid();
-      if (pid) process.kill(pid, 'SIGKILL');
-    }
-    if (process.exitCode)
-      for (const agent of agents)
-        console.log(`---- ${agent.name} log tail ----\n${agent.log().split('\n').slice(-40).join('\n')}`);
+    await killAgents(agents);
     if (root) rmSync(root, { recursive: true, force: true });
     await client?.close();
     await cp?.stop();

@@ -19,6 +19,7 @@ import { PEER_STATUS_PATH, PORT } from '../src/contract/index.js';
 import {
   type AgentProcess,
   createClusterObjects,
+  killAgents,
   kubeconfigForAgents,
   makePassword,
   randomPodIPs,
@@ -107,14 +108,7 @@ describe('instance agent: a forged peer position', { timeout: 600_000 }, () => {
   });
 
   after(async () => {
-    for (const agent of agents) {
-      await stopAgent(agent, 'SIGKILL');
-      const pid = agent.postmasterPid();
-      if (pid) process.kill(pid, 'SIGKILL');
-    }
-    if (process.exitCode)
-      for (const agent of agents)
-        console.log(`---- ${agent.name} log tail ----\n${agent.log().split('\n').slice(-40).join('\n')}`);
+    await killAgents(agents);
     await new Promise((resolve) => (forger ? forger.close(resolve) : resolve(undefined)));
     if (root) rmSync(root, { recursive: true, force: true });
     await client?.close();

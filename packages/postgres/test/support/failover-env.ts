@@ -208,10 +208,13 @@ export class SequenceWriter {
         await db.connect();
         while (!this.#stop.signal.aborted) {
           const n = this.#next++;
-          // One round trip, two statements (simple protocol, hence n inlined: it is our integer):
-          // the INSERT commits, and is acknowledged, before the SELECT reads the WAL position.
+          // One round trip (simple protocol, hence n inlined: it is our integer). The explicit
+          // transaction matters: statements sent in one simple query otherwise run as one implicit
+          // transaction, and the SELECT would read the WAL position before the commit record (a
+          // commit lost exactly at the fork then looked as if it lay before it, and failover-rto
+          // failed on it once). COMMIT ends the transaction, so the SELECT reads past its record.
           const results = (await db.query(
-            `INSERT INTO seq (n) VALUES (${n}); SELECT pg_current_wal_lsn()::text AS lsn`,
+            `BEGIN; INSERT INTO seq (n) VALUES (${n}); COMMIT; SELECT pg_current_wal_lsn()::text AS lsn`,
           )) as unknown as pg.QueryResult<{ lsn: string }>[];
           this.acks.push({ n, at: performance.now(), host, lsn: results.at(-1)?.rows[0]?.lsn ?? '' });
         }
