@@ -2,31 +2,24 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { InvalidError, KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane, waitFor } from '@kanri/testenv';
+import { InvalidError, type KubeClient, type KubeObject } from '@kanri/client';
 import { parse } from 'yaml';
 import { type PostgresCluster, PostgresClusterResource } from '../src/index.js';
+import { type AdmissionEnv, startAdmissionEnv } from './support/admission-env.js';
 
 const seed = fileURLToPath(new URL('../../test/fixtures/seed-pgo-example.yaml', import.meta.url));
 
 const volume = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
 
 describe('PostgresCluster admission against a real API server', () => {
-  let cp: ControlPlane;
+  let env: AdmissionEnv;
   let client: KubeClient;
   before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await client
-      .resource<KubeObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition')
-      .create(PostgresClusterResource.crd);
-    await waitFor('the PostgresCluster CRD to be served', () =>
-      client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
-    );
+    env = await startAdmissionEnv([PostgresClusterResource]);
+    client = env.client;
   });
   after(async () => {
-    await client?.close();
-    await cp?.stop();
+    await env?.stop();
   });
 
   const clusters = () => client.resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster');

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { InvalidError, KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane, waitFor } from '@kanri/testenv';
+import { InvalidError, type KubeClient } from '@kanri/client';
 import { parse } from 'yaml';
 import {
   FORBIDDEN_RESTORE_OPTIONS,
@@ -13,6 +12,7 @@ import {
   type PostgresCluster,
   PostgresClusterResource,
 } from '../src/index.js';
+import { type AdmissionEnv, startAdmissionEnv } from './support/admission-env.js';
 
 const readme = new URL('../../../../README.md', import.meta.url);
 
@@ -27,22 +27,14 @@ const withBackups = (pgbackrest: Record<string, unknown>) => ({
 });
 
 describe('backups API admission against a real API server', () => {
-  let cp: ControlPlane;
+  let env: AdmissionEnv;
   let client: KubeClient;
   before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    const crds = client.resource<KubeObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
-    await crds.create(PostgresClusterResource.crd);
-    await crds.create(PostgresBackupResource.crd);
-    await waitFor('the CRDs to be served', async () => {
-      await clusters().list({ namespace: 'default' });
-      return backups().list({ namespace: 'default' });
-    });
+    env = await startAdmissionEnv([PostgresClusterResource, PostgresBackupResource]);
+    client = env.client;
   });
   after(async () => {
-    await client?.close();
-    await cp?.stop();
+    await env?.stop();
   });
 
   const clusters = () => client.resource<PostgresCluster>(PostgresClusterResource.apiVersion, 'PostgresCluster');

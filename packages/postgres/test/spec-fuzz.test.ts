@@ -14,8 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { InvalidError, KubeClient, type KubeObject } from '@kanri/client';
-import { type ControlPlane, startControlPlane, waitFor } from '@kanri/testenv';
+import { InvalidError, type KubeClient } from '@kanri/client';
 import fc from 'fast-check';
 import { names } from '../src/contract/index.js';
 import { type PostgresCluster, PostgresClusterResource } from '../src/index.js';
@@ -27,6 +26,7 @@ import { postgresConfig } from '../src/operator/builders/postgres-config.js';
 import { secrets } from '../src/operator/builders/secrets.js';
 import { services } from '../src/operator/builders/services.js';
 import { planInstances } from '../src/operator/instance-plan.js';
+import { type AdmissionEnv, startAdmissionEnv } from './support/admission-env.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261202);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
@@ -146,21 +146,14 @@ function namesProblems(cluster: PostgresCluster): string[] {
 describe('PostgresCluster specs, fuzzed through admission and the operator’s planning', {
   timeout: 10 * 60_000,
 }, () => {
-  let cp: ControlPlane;
+  let env: AdmissionEnv;
   let client: KubeClient;
   before(async () => {
-    cp = await startControlPlane();
-    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    await client
-      .resource<KubeObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition')
-      .create(PostgresClusterResource.crd);
-    await waitFor('the PostgresCluster CRD to be served', () =>
-      client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
-    );
+    env = await startAdmissionEnv([PostgresClusterResource]);
+    client = env.client;
   });
   after(async () => {
-    await client?.close();
-    await cp?.stop();
+    await env?.stop();
   });
 
   it(`refuses naming a field, or admits what the operator can plan and name (${RUNS} specs, seed ${SEED})`, async () => {
