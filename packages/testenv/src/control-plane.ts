@@ -24,7 +24,7 @@ import { TestenvError, UnsupportedError } from './errors.js';
 import { addUserUnsupported, existingClusterRequested, loadExistingCluster } from './existing-cluster.js';
 import { LOOPBACK, reservePorts } from './free-port.js';
 import { buildKubeconfig, writeKubeconfig } from './kubeconfig.js';
-import { waitNodesReady } from './kwok-nodes-ready.js';
+import { startKwok, waitNodesReady } from './kwok-nodes-ready.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
@@ -247,12 +247,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           const kwokConfig = join(dataDir, 'kwok.yaml');
           const stages = await readFile(join(dirname(required(binaries, 'kwok')), 'kwok-stages.yaml'), 'utf8');
           await writeFile(kwokConfig, buildKwokConfiguration(stages));
-          const kwok = start(
-            'kwok',
-            'kwok',
-            buildKwokArgs({ kubeconfigFile: kubeconfigPath, configFile: kwokConfig, serverPort: kwokPort }),
+          const args = buildKwokArgs({ kubeconfigFile: kubeconfigPath, configFile: kwokConfig, serverPort: kwokPort });
+          waits.push(
+            startKwok(
+              () => start('kwok', 'kwok', args),
+              (kwok) => waitNodesReady(kubeconfig, nodeNames, kwok, timeoutMs),
+            ),
           );
-          waits.push(waitNodesReady(kubeconfig, nodeNames, kwok, timeoutMs));
         }
         await Promise.all(waits);
       } finally {

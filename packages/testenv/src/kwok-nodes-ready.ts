@@ -1,4 +1,5 @@
 /** Registers kwok's nodes and waits until each reports Ready, failing fast (with kwok's log) if kwok exits. */
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildKwokNode } from './components/kwok.js';
 import { ComponentStartError } from './errors.js';
@@ -48,5 +49,37 @@ export async function waitNodesReady(
     }
   } finally {
     await target.dispatcher.close();
+  }
+}
+
+/**
+ * Starts kwok and waits for its nodes, starting it again when it crashed before they were Ready.
+ * kwok v0.8.0 can crash at start: its CEL library (easycel) fills a global map from more than one
+ * goroutine, and Go ends such a process ("concurrent map writes"). One CI run in about twenty
+ * met it. A kwok that is still running, or a third crash, fails the start with its log.
+ *
+ * @example
+ * ```ts
+ * await startKwok(() => start('kwok', 'kwok', args), (kwok) => waitNodesReady(kubeconfig, ['kwok-node-0'], kwok, 60_000));
+ * ```
+ */
+export async function startKwok(
+  launch: () => ManagedProcess,
+  ready: (kwok: ManagedProcess) => Promise<void>,
+  attempts = 3,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const kwok = launch();
+    try {
+      await ready(kwok);
+      return;
+    } catch (error) {
+      if (kwok.running || attempt >= attempts) throw error;
+      const log = await readFile(kwok.logFile, 'utf8').catch(() => '');
+      const why = [...log.matchAll(/^(?:fatal error|panic): .*$/gm)].at(-1)?.[0] ?? `exit ${(await kwok.exited).code}`;
+      process.stderr.write(
+        `kanri testenv: kwok crashed at start (${why}); starting it again (${attempt + 1}/${attempts})\n`,
+      );
+    }
   }
 }

@@ -140,13 +140,14 @@ describe('markedProcesses', () => {
     const found = await waitFor(
       'the daemon to be found',
       async () => {
+        // Until setsid's fork has exec'd, the marked child is still called setsid.
         const pids = markedProcesses(marker);
-        return pids.length > 0 ? pids : undefined;
+        const daemons = pids.length > 0 && pids.every((pid) => commandOf(pid).startsWith('sleep'));
+        return daemons ? pids : undefined;
       },
       5_000,
       50,
     );
-    assert.ok(found.every((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')));
     assert.deepEqual(markedProcesses(`${marker}-other`), []);
     assert.deepEqual(killMarked(marker).sort(), [...found].sort());
     await waitFor(
@@ -157,3 +158,12 @@ describe('markedProcesses', () => {
     );
   });
 });
+
+/** A process's command line, or '' once it is gone. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
