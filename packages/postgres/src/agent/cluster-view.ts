@@ -12,7 +12,7 @@
 import { Informer } from '@kanri/cache';
 import type { KubeClient, KubeObject } from '@kanri/client';
 import { LeaseFollower } from '@kanri/runtime';
-import type { ConfigMap, Pod } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { type PostgresClusterSpec, postgresClusterSpec } from '../api/postgres-cluster.js';
 import {
   API_VERSION,
@@ -48,6 +48,7 @@ export class ClusterView {
   readonly #log: Logger;
   readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
+  readonly #tls: Informer<Secret>;
   readonly #pods: Informer<Pod>;
   readonly lease: LeaseFollower;
   #spec: PostgresClusterSpec | undefined;
@@ -70,6 +71,11 @@ export class ClusterView {
       fieldSelector: `metadata.name=${names.config(cluster)}`,
       onError: onError('the configuration'),
     });
+    this.#tls = new Informer(client.resource<Secret>('v1', 'Secret'), {
+      namespace,
+      fieldSelector: `metadata.name=${names.postgresTls(cluster)}`,
+      onError: onError("PostgreSQL's TLS Secret"),
+    });
     this.#pods = new Informer(client.resource<Pod>('v1', 'Pod'), {
       namespace,
       labelSelector: { [LABEL.cluster]: cluster },
@@ -88,18 +94,29 @@ export class ClusterView {
   start(): this {
     this.#cluster.start();
     this.#configMap.start();
+    this.#tls.start();
     this.#pods.start();
     this.lease.start();
     return this;
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.#cluster.stop(), this.#configMap.stop(), this.#pods.stop(), this.lease.stop()]);
+    await Promise.all([
+      this.#cluster.stop(),
+      this.#configMap.stop(),
+      this.#tls.stop(),
+      this.#pods.stop(),
+      this.lease.stop(),
+    ]);
   }
 
-  /** Resolves once the cluster object and the ConfigMap are known (present or not), or on abort. */
+  /** Resolves once the cluster object, the ConfigMap and the TLS Secret are known (present or not), or on abort. */
   async waitForConfig(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.#cluster.waitForSync(signal), this.#configMap.waitForSync(signal)]).catch(() => undefined);
+    await Promise.all([
+      this.#cluster.waitForSync(signal),
+      this.#configMap.waitForSync(signal),
+      this.#tls.waitForSync(signal),
+    ]).catch(() => undefined);
   }
 
   /** Resolves once the Pods and the Lease are known, or on abort. */
@@ -117,6 +134,17 @@ export class ClusterView {
     return this.#configMap.onChange((delta) =>
       handler(delta.type === 'deleted' ? undefined : (delta.object.data as Readonly<Record<string, string>>)),
     );
+  }
+
+  /** Runs `handler` on every change of PostgreSQL's TLS Secret; returns the unsubscribe function. */
+  onTlsChange(handler: () => void): () => void {
+    return this.#tls.onChange(() => handler());
+  }
+
+  /** PostgreSQL's TLS Secret's data (base64, as stored); undefined while it does not exist. */
+  get tlsData(): Readonly<Record<string, string>> | undefined {
+    const secret = this.#tls.getByName(this.#config.namespace, names.postgresTls(this.#config.cluster));
+    return secret?.data as Readonly<Record<string, string>> | undefined;
   }
 
   /** The PostgresCluster as stored (annotations included); undefined when it does not exist. */

@@ -17,6 +17,7 @@
  * never fatal. On stop, the primary stops postgres before it releases the Lease.
  */
 import { mkdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import {
@@ -44,6 +45,7 @@ import type { AgentMetrics } from './io/metrics.js';
 import { PgBackRest } from './io/pgbackrest.js';
 import { PgBackRestServerProcess } from './io/pgbackrest-server.js';
 import { PostgresProcess } from './io/postgres-process.js';
+import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
 import type { Redactor } from './io/redactor.js';
 import { readControlData } from './io/rewind.js';
 import { StatusReporter } from './io/status-reporter.js';
@@ -261,6 +263,8 @@ export class InstanceAgent implements HealthSource {
         Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
         new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
       ]);
+      // Before the first write of the configuration: postgres starts with TLS when the Secret is there.
+      await this.#followTls();
       await this.#cycle(signal, kept.watchdog);
     } finally {
       state.stopped();
@@ -323,11 +327,46 @@ export class InstanceAgent implements HealthSource {
         log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
       }
     });
-    const offCluster = view.onClusterChange(() => primaryWakeup.wake());
+    const offTls = view.onTlsChange(() => void this.#followTls());
+    const offCluster = view.onClusterChange(() => {
+      primaryWakeup.wake();
+      if ((view.spec?.tls?.required ?? false) !== this.#tlsRequired) void this.#followTls();
+    });
     return () => {
       offConfig();
+      offTls();
       offCluster();
     };
+  }
+
+  #tlsRequired = false;
+  #tlsQueue: Promise<void> = Promise.resolve();
+
+  /** One TLS update at a time, in the order of the changes. */
+  #followTls(): Promise<void> {
+    this.#tlsQueue = this.#tlsQueue.then(() => this.#applyTls());
+    return this.#tlsQueue;
+  }
+
+  /**
+   * PostgreSQL's TLS files as the Secret has them now, and a reload once a role has written the
+   * configuration: renewed certificates are served without a restart or a dropped connection.
+   */
+  async #applyTls(): Promise<void> {
+    const { view, files, postgres, log, config } = this.#ctx;
+    try {
+      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'));
+      this.#tlsRequired = view.spec?.tls?.required ?? false;
+      const was = files.tls !== undefined;
+      files.setTls(tls.files, this.#tlsRequired);
+      if (tls.files && !was) log.info('serving TLS with the cluster certificates');
+      if (!files.written) return;
+      const settingsChanged = await files.write();
+      if ((settingsChanged || (was && tls.changed)) && postgres.reload())
+        log.info({ certificatesChanged: tls.changed }, 'TLS files or settings changed; postgres reloaded');
+    } catch (error) {
+      log.warn({ err: error }, "cannot write PostgreSQL's TLS files; the next change tries again");
+    }
   }
 }
 

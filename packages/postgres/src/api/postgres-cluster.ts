@@ -136,6 +136,26 @@ const ha = z
   })
   .describe('High availability: the leader lease and failover limits.');
 
+const tls = z
+  .object({
+    serverSecret: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
+      .optional()
+      .describe(
+        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
+      ),
+    required: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Refuse every network connection without TLS (pg_hba hostnossl reject). TLS is always served; this makes it mandatory.',
+      ),
+  })
+  .describe(
+    'PostgreSQL TLS. Every instance serves TLS, and replicas stream over TLS with a client certificate of the replication user. The CA clients need is ca.crt in Secret <name>-postgres-tls.',
+  );
+
 export const postgresClusterSpec = z
   .object({
     postgresVersion: z
@@ -187,6 +207,7 @@ export const postgresClusterSpec = z
       .optional()
       .describe('The <name>-primary and <name>-replicas Services.'),
     ha: ha.optional(),
+    tls: tls.optional(),
     persistentVolumeClaimRetentionPolicy: z
       .object({
         whenScaled: z

@@ -14,5 +14,6 @@ export * from './names.js';
 export * from './peer-status.js';
 export * from './pgbackrest.js';
 export * from './postgres-settings.js';
+export * from './postgres-tls.js';
 export * from './repo-host.js';
 export * from './restore-source.js';

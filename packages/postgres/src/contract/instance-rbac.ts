@@ -31,8 +31,9 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     // candidates' addresses), followed through the agent's cache; a new primary moves the role
     // label off a dead primary's Pod.
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch'] },
-    // The configuration and the cluster object, followed by list + watch on their names.
+    // The configuration, PostgreSQL's TLS Secret and the cluster object, followed by list + watch on their names.
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [names.config(cluster)], verbs: ['list', 'watch'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [names.postgresTls(cluster)], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: [PLURAL], resourceNames: [cluster], verbs: ['list', 'watch'] },
     // The primary runs the cluster's PostgresBackups (selected by label: list cannot be limited to
     // names) and records each run in its status.

@@ -134,6 +134,13 @@ export const names = {
    * (`ca.crt`, `tls.crt`, `tls.key`), with which the clone's restore reaches the source's repo host.
    */
   pgbackrestSourceTls: (cluster: string) => `${cluster}-pgbackrest-source-tls`,
+  /**
+   * PostgreSQL's TLS material (contract/postgres-tls.ts): the server certificate clients verify,
+   * and the replication user's client certificate. Read by the agents through the API.
+   */
+  postgresTls: (cluster: string) => `${cluster}-postgres-tls`,
+  /** The CA that issues them (unless the spec names a server Secret); the operator alone reads it. */
+  postgresCa: (cluster: string) => `${cluster}-ca`,
   /** Physical replication slot the primary keeps for a replica Pod. */
   slot: (pod: string) => `kanri_${pod.replace(/[^a-z0-9_]/g, '_')}`,
 };

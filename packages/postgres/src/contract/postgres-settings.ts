@@ -22,6 +22,11 @@ export const AGENT_OWNED_SETTINGS = [
   'synchronous_standby_names',
   'archive_mode',
   'archive_command',
+  // The agent serves the operator's certificates (contract/postgres-tls.ts).
+  'ssl',
+  'ssl_cert_file',
+  'ssl_key_file',
+  'ssl_ca_file',
 ] as const;
 export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];
 

@@ -33,6 +33,7 @@ import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
+import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
 import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';
 
@@ -112,6 +113,12 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
+    // Before the instances: an agent that finds the Secret at its start boots with TLS.
+    const tlsProblem = await reconcilePostgresTls(cluster, ctx);
+    if (tlsProblem) {
+      ctx.log.warn({ problem: tlsProblem }, 'cannot serve the TLS Secret of the spec; keeping the certificate served');
+      await ctx.event('Warning', 'ServerTLSSecretInvalid', tlsProblem);
+    }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);
     if (!initialised && clone.problem) {

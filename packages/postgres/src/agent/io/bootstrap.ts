@@ -96,7 +96,14 @@ export async function initdb(context: BootstrapContext, superuserPassword: strin
  */
 export async function basebackup(
   context: BootstrapContext,
-  source: { host: string; slot: string; applicationName: string; replicationPassword: string },
+  source: {
+    host: string;
+    slot: string;
+    applicationName: string;
+    replicationPassword: string;
+    /** libpq's TLS variables (replicationTlsEnv): with the cluster's files, a certificate replaces the password. */
+    tlsEnv?: Readonly<Record<string, string>>;
+  },
 ): Promise<void> {
   const { pgBin, pgdata, log, redactor, signal } = context;
   const temporary = `${pgdata}.basebackup`;
@@ -127,6 +134,7 @@ export async function basebackup(
         signal,
         env: {
           ...process.env,
+          ...source.tlsEnv,
           PGPASSWORD: source.replicationPassword,
           PGAPPNAME: source.applicationName,
           PGCONNECT_TIMEOUT: '10',

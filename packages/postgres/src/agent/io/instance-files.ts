@@ -3,6 +3,7 @@
  * agent's own settings say. Writes are serialised and only touch files whose content changed.
  */
 import { join } from 'node:path';
+import type { PostgresTlsFiles } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
 import {
   buildAgentSettings,
@@ -25,6 +26,8 @@ export class InstanceFiles {
   #primary: ConnectionToPrimary | undefined;
   #slot: string | undefined;
   #synchronousStandbyNames = '';
+  #tls: PostgresTlsFiles | undefined;
+  #tlsRequired = false;
   #writtenSynchronousStandbyNames: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #lastOverridden = '';
@@ -49,6 +52,20 @@ export class InstanceFiles {
   setPrimary(primary: ConnectionToPrimary | undefined, slot: string | undefined): void {
     this.#primary = primary;
     this.#slot = slot;
+  }
+
+  /**
+   * The cluster's TLS files (undefined until the agent has them) and whether spec.tls.required
+   * refuses plain connections.
+   */
+  setTls(files: PostgresTlsFiles | undefined, required: boolean): void {
+    this.#tls = files;
+    this.#tlsRequired = required;
+  }
+
+  /** The TLS files in use; undefined while postgres serves without TLS. */
+  get tls(): PostgresTlsFiles | undefined {
+    return this.#tls;
   }
 
   /** Primary: the synchronous_standby_names value ('' for none). */
@@ -79,10 +96,11 @@ export class InstanceFiles {
       podIP,
       podName,
       socketDir,
-      primary: this.#primary,
+      primary: this.#primary && { ...this.#primary, ...(this.#tls ? { tls: this.#tls } : {}) },
       slot: this.#slot,
       synchronousStandbyNames: this.#synchronousStandbyNames,
       archiveCommand: this.#config.archiveCommand,
+      ...(this.#tls ? { tls: this.#tls } : {}),
     });
     const { text, overridden } = renderKanriConf(this.#parameters, settings);
     const overriddenKey = overridden.join(',');
@@ -95,7 +113,11 @@ export class InstanceFiles {
     const current = (await readIfExists(postgresqlConf)) ?? '';
     let changed = await writeFileIfChanged(postgresqlConf, withKanriInclude(current));
     changed = (await writeFileIfChanged(join(pgdata, KANRI_CONF), text)) || changed;
-    changed = (await writeFileIfChanged(join(pgdata, 'pg_hba.conf'), renderPgHba(this.#hba))) || changed;
+    changed =
+      (await writeFileIfChanged(
+        join(pgdata, 'pg_hba.conf'),
+        renderPgHba(this.#hba, { serving: this.#tls !== undefined, required: this.#tlsRequired }),
+      )) || changed;
     this.#writtenSynchronousStandbyNames = settings.synchronous_standby_names;
     return changed;
   }

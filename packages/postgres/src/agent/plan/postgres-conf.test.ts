@@ -8,6 +8,7 @@ import {
   INCLUDE_LINE,
   renderKanriConf,
   renderPgHba,
+  replicationTlsEnv,
   withKanriInclude,
 } from './postgres-conf.js';
 
@@ -89,4 +90,58 @@ it('adds the include line to postgresql.conf once', () => {
   const once = withKanriInclude('max_connections = 100\n');
   assert.equal(once, `max_connections = 100\n${INCLUDE_LINE}\n`);
   assert.equal(withKanriInclude(once), once);
+});
+
+const tls = {
+  serverCa: '/run/postgresql/postgres-tls/ca.crt',
+  serverCert: '/run/postgresql/postgres-tls/tls.crt',
+  serverKey: '/run/postgresql/postgres-tls/tls.key',
+  clientCa: '/run/postgresql/postgres-tls/client-ca.crt',
+  replicationCert: '/run/postgresql/postgres-tls/replication.crt',
+  replicationKey: '/run/postgresql/postgres-tls/replication.key',
+};
+
+it('serves TLS once the cluster files are there, and replicas then verify the primary and present a certificate', () => {
+  const base = { podIP: '127.1.0.2', podName: 'db-1', socketDir: '/s', archiveCommand: 'a %p' };
+  const without = buildAgentSettings({ ...base, primary });
+  assert.equal(without.ssl, 'off');
+  assert.match(without.primary_conninfo, /sslmode=prefer/);
+  assert.doesNotMatch(without.primary_conninfo, /sslcert/);
+
+  const withTls = buildAgentSettings({ ...base, primary: { ...primary, tls }, tls });
+  assert.equal(withTls.ssl, 'on');
+  assert.equal(withTls.ssl_cert_file, tls.serverCert);
+  assert.equal(withTls.ssl_key_file, tls.serverKey);
+  assert.equal(withTls.ssl_ca_file, tls.clientCa, 'client certificates are checked against the cluster CA');
+  assert.match(withTls.primary_conninfo, /sslmode=verify-ca sslrootcert=\S+\/ca\.crt sslcert=\S+\/replication\.crt/);
+  assert.match(withTls.primary_conninfo, /sslkey=\S+\/replication\.key/);
+
+  assert.deepEqual(replicationTlsEnv(undefined), { PGSSLMODE: 'prefer' });
+  assert.deepEqual(replicationTlsEnv(tls), {
+    PGSSLMODE: 'verify-ca',
+    PGSSLROOTCERT: tls.serverCa,
+    PGSSLCERT: tls.replicationCert,
+    PGSSLKEY: tls.replicationKey,
+  });
+});
+
+it('authenticates the replication user by certificate over TLS, and refuses plain connections when TLS is required', () => {
+  const lines = (text: string) => text.split('\n');
+  const plain = lines(renderPgHba(undefined));
+  assert.ok(!plain.some((line) => line.startsWith('hostssl') || line.includes('reject')));
+
+  const serving = lines(renderPgHba('host all all all scram-sha-256', { serving: true, required: false }));
+  const cert = serving.indexOf('hostssl replication streaming_replica all cert');
+  const password = serving.indexOf('host replication streaming_replica all scram-sha-256');
+  assert.ok(cert >= 0 && cert < password, 'over TLS the certificate rule matches first');
+  assert.ok(!serving.includes('hostnossl all all all reject'));
+
+  const required = lines(renderPgHba('host all all all scram-sha-256', { serving: true, required: true }));
+  const reject = required.indexOf('hostnossl all all all reject');
+  assert.ok(reject >= 0);
+  assert.ok(
+    required.every((line, i) => !/^host(ssl)? /.test(line) || i > reject),
+    'no network rule comes before the refusal of plain connections',
+  );
+  assert.ok(required.indexOf('local all postgres trust') < reject, "the agent's socket stays open");
 });

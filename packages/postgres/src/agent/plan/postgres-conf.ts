@@ -3,7 +3,14 @@
  * followed by the agent's own settings, which therefore win), `pg_hba.conf`, the include line in
  * `postgresql.conf`, and the replication passfile.
  */
-import { type AgentOwnedSetting, PORT, quoteConfValue, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import {
+  type AgentOwnedSetting,
+  PORT,
+  type PostgresTlsFiles,
+  quoteConfValue,
+  REPLICATION_USER,
+  SUPERUSER,
+} from '../../contract/index.js';
 
 export { CONFIG_KEY } from '../../contract/index.js';
 
@@ -16,6 +23,8 @@ export interface ConnectionToPrimary {
   /** Where the replication password is (see buildPassfile), never the password itself. */
   readonly passfile: string;
   readonly applicationName: string;
+  /** With the cluster's TLS files, the replica verifies the primary and authenticates by certificate. */
+  readonly tls?: PostgresTlsFiles;
 }
 
 export interface AgentSettingsInput {
@@ -30,6 +39,8 @@ export interface AgentSettingsInput {
   readonly synchronousStandbyNames?: string;
   /** The agent's archive command (see pgbackrest-archive-push.ts), `%p` included. */
   readonly archiveCommand: string;
+  /** The cluster's TLS files, once the agent has them: postgres serves TLS from then on. */
+  readonly tls?: PostgresTlsFiles;
 }
 
 /** Settings postgres must have for the agent to work; the operator's ConfigMap cannot override them. */
@@ -59,6 +70,12 @@ export function buildAgentSettings(input: AgentSettingsInput): Record<AgentOwned
     // without one. The command asks the agent first, so only the Lease holder writes into a repo.
     archive_mode: 'on',
     archive_command: input.archiveCommand,
+    // A reload turns TLS on, and picks up renewed certificates, without dropping a connection.
+    ssl: input.tls ? 'on' : 'off',
+    ssl_cert_file: input.tls?.serverCert ?? 'server.crt',
+    ssl_key_file: input.tls?.serverKey ?? 'server.key',
+    // Client certificates (the replication user's) are verified against the cluster's CA.
+    ssl_ca_file: input.tls?.clientCa ?? '',
   };
 }
 
@@ -96,7 +113,7 @@ export function buildPrimaryConninfo(primary: ConnectionToPrimary): string {
     ['user', REPLICATION_USER],
     ['passfile', primary.passfile],
     ['application_name', primary.applicationName],
-    ['sslmode', 'prefer'],
+    ...replicationTlsPairs(primary.tls),
     ['connect_timeout', '5'],
     ['keepalives', '1'],
     ['keepalives_idle', '10'],
@@ -104,6 +121,40 @@ export function buildPrimaryConninfo(primary: ConnectionToPrimary): string {
     ['keepalives_count', '2'],
   ];
   return pairs.map(([key, value]) => `${key}=${conninfoValue(value)}`).join(' ');
+}
+
+/**
+ * How the replication user's connections (streaming, pg_basebackup) use TLS: with the cluster's
+ * files, verify the primary against the server CA (by CA, not name: replicas dial a Pod IP, which
+ * the certificate does not carry) and present the client certificate; without them, `prefer`, which
+ * falls back to a password over plain TCP when the primary asks for a certificate it cannot give.
+ */
+function replicationTlsPairs(tls: PostgresTlsFiles | undefined): [string, string][] {
+  if (!tls) return [['sslmode', 'prefer']];
+  return [
+    ['sslmode', 'verify-ca'],
+    ['sslrootcert', tls.serverCa],
+    ['sslcert', tls.replicationCert],
+    ['sslkey', tls.replicationKey],
+  ];
+}
+
+/**
+ * The same as libpq environment variables, for pg_basebackup.
+ *
+ * @example
+ * ```ts
+ * replicationTlsEnv(undefined); // { PGSSLMODE: 'prefer' }
+ * ```
+ */
+export function replicationTlsEnv(tls: PostgresTlsFiles | undefined): Record<string, string> {
+  const variable: Record<string, string> = {
+    sslmode: 'PGSSLMODE',
+    sslrootcert: 'PGSSLROOTCERT',
+    sslcert: 'PGSSLCERT',
+    sslkey: 'PGSSLKEY',
+  };
+  return Object.fromEntries(replicationTlsPairs(tls).map(([key, value]) => [variable[key] ?? key, value]));
 }
 
 /** A .pgpass line for the replication user on any host (`:` and `\` escaped). */
@@ -157,16 +208,36 @@ export const DEFAULT_HBA = [
   'host replication all all scram-sha-256',
 ].join('\n');
 
+/** How pg_hba.conf treats TLS. */
+export interface HbaTls {
+  /** postgres serves TLS: the replication user authenticates by certificate over it. */
+  readonly serving: boolean;
+  /** spec.tls.required: no network connection without TLS, whoever it is. */
+  readonly required: boolean;
+}
+
 /**
  * `pg_hba.conf`: the agent's own rules first (its superuser connection over the socket, and
- * replication for streaming_replica), then the operator's rules or the default.
+ * replication for streaming_replica), then the operator's rules or the default. Over TLS the
+ * replication user presents its certificate; its password is accepted only without TLS, which
+ * spec.tls.required refuses before any rule.
+ *
+ * @example
+ * ```ts
+ * renderPgHba(undefined, { serving: true, required: true }).includes('hostnossl all all all reject'); // true
+ * ```
  */
-export function renderPgHba(operatorRules: string | undefined): string {
+export function renderPgHba(
+  operatorRules: string | undefined,
+  tls: HbaTls = { serving: false, required: false },
+): string {
   return [
     '# Written by the Kanri instance agent; rewritten on every change. Do not edit.',
     '# The agent:',
     `local all ${SUPERUSER} trust`,
     `local replication ${SUPERUSER} trust`,
+    ...(tls.required ? ['hostnossl all all all reject'] : []),
+    ...(tls.serving ? [`hostssl replication ${REPLICATION_USER} all cert`] : []),
     `host replication ${REPLICATION_USER} all scram-sha-256`,
     operatorRules === undefined
       ? '# Built-in default (no cluster configuration yet):'

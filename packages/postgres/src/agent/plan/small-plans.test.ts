@@ -93,17 +93,18 @@ it('quotes identifiers and literals', () => {
 
 it('pins the instance Role to the cluster’s object names: only its users’ and its certificates’ Secrets', () => {
   const withUsers = buildInstanceRoleRules('pg', ['app']);
-  assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('secrets'))?.resourceNames, [
-    'pg-pgbackrest-tls',
-    'pg-pgbackrest-source-tls',
-    'pg-pguser-app',
+  const secretRules = (rules: typeof withUsers) =>
+    rules.filter((rule) => rule.resources?.includes('secrets')).map((rule) => [rule.verbs, rule.resourceNames]);
+  assert.deepEqual(secretRules(withUsers), [
+    [['list', 'watch'], ['pg-postgres-tls']],
+    [['get'], ['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls', 'pg-pguser-app']],
   ]);
   assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('configmaps'))?.resourceNames, ['pg-config']);
   const withoutUsers = buildInstanceRoleRules('pg', []);
-  assert.deepEqual(
-    withoutUsers.filter((rule) => rule.resources?.includes('secrets')).map((rule) => rule.resourceNames),
-    [['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls']],
-  );
+  assert.deepEqual(secretRules(withoutUsers), [
+    [['list', 'watch'], ['pg-postgres-tls']],
+    [['get'], ['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls']],
+  ]);
   assert.equal(
     withoutUsers.some((rule) => rule.verbs?.includes('*') || rule.resources?.includes('*')),
     false,

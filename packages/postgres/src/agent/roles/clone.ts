@@ -9,6 +9,7 @@ import { names } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { type BootstrapContext, basebackup } from '../io/bootstrap.js';
 import { leaseTimings } from '../lease-timings.js';
+import { replicationTlsEnv } from '../plan/postgres-conf.js';
 
 export function bootstrapContext(ctx: AgentContext, signal: AbortSignal): BootstrapContext {
   return {
@@ -44,6 +45,7 @@ export async function cloneFromPrimary(ctx: AgentContext, signal: AbortSignal): 
           slot: names.slot(config.podName),
           applicationName: config.podName,
           replicationPassword: config.replicationPassword,
+          tlsEnv: replicationTlsEnv(ctx.files.tls),
         });
         log.info({ ms: Math.round(performance.now() - started), from: leader.holder }, 'pg_basebackup done');
         return true;

@@ -4,12 +4,11 @@
  * Secret names.pgbackrestTls, issued once the Pod has an IP (tls-plan.ts decides which). Both
  * Secrets are owned by the cluster. Key material never reaches a log or an event.
  */
-import { ignoreNotFound } from '@kanri/client';
-import { createCertificateAuthority, createServingCertificate, type ReconcileContext } from '@kanri/runtime';
+import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { LABEL, names, PGBACKREST_CA_KEY, pgbackrestClientName, REPO_HOST_LABEL } from '../../contract/index.js';
-import { clusterLabels } from '../builders/labels.js';
+import { ensureCertificateAuthority, liveSecret, clusterSecret as secret } from '../tls/certificate-authority.js';
 import {
   certificateAuthorityProblem,
   decodeSecretData,
@@ -25,22 +24,6 @@ const CERTIFICATE_DAYS = 365;
 
 type Context = ReconcileContext<PostgresCluster>;
 
-function secret(cluster: PostgresCluster, name: string, data: Readonly<Record<string, string>>): Secret {
-  const clusterName = cluster.metadata?.name ?? '';
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: cluster.metadata?.namespace, labels: clusterLabels(clusterName) },
-    type: 'Opaque',
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-  };
-}
-
-/** The Secret as the API server has it now: the cache may lag this controller's own last write. */
-async function liveSecret(ctx: Context, name: string, namespace: string | undefined) {
-  return ignoreNotFound(ctx.client.resource<Secret>('v1', 'Secret').get(name, { namespace, signal: ctx.signal }));
-}
-
 /** The Pods that take part in pgBackRest's TLS: the instances and the repo host. */
 export function tlsPods(pods: readonly Pod[]): TlsPod[] {
   return pods
@@ -52,34 +35,15 @@ export function tlsPods(pods: readonly Pod[]): TlsPod[] {
     }));
 }
 
-/**
- * The cluster's CA, creating it when there is none (or replacing one that can no longer issue).
- * Undefined when a CA created by an earlier write is not readable yet: the next reconcile has it.
- */
-async function ensureCa(cluster: PostgresCluster, ctx: Context) {
-  const namespace = cluster.metadata?.namespace;
-  const name = names.pgbackrestCa(cluster.metadata?.name ?? '');
-  const cached = ctx.get<Secret>('v1', 'Secret', name, namespace);
-  let data = decodeSecretData(cached?.data);
-  let problem = certificateAuthorityProblem(data);
-  if (!problem) return { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' };
-  const live = await liveSecret(ctx, name, namespace);
-  data = decodeSecretData(live?.data);
-  problem = certificateAuthorityProblem(data);
-  if (!problem) return { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' };
-  ctx.log.info({ secret: name, reason: problem }, 'creating the pgBackRest CA');
-  const ca = await createCertificateAuthority({ commonName: `${cluster.metadata?.name}-pgbackrest-ca` });
-  const desired = secret(cluster, name, {
-    [PGBACKREST_CA_KEY.cert]: ca.caCertPem,
-    [PGBACKREST_CA_KEY.key]: ca.caKeyPem,
+/** The cluster's pgBackRest CA (names.pgbackrestCa). */
+function ensureCa(cluster: PostgresCluster, ctx: Context) {
+  const clusterName = cluster.metadata?.name ?? '';
+  return ensureCertificateAuthority(cluster, ctx, {
+    secretName: names.pgbackrestCa(clusterName),
+    commonName: `${clusterName}-pgbackrest-ca`,
+    purpose: 'pgBackRest',
+    replacedReason: 'PgBackRestCAReplaced',
   });
-  if (live) {
-    await ctx.apply(desired);
-    await ctx.event('Warning', 'PgBackRestCAReplaced', `replaced the pgBackRest CA: ${problem}`);
-  } else if (!(await ctx.create(desired))) {
-    return undefined; // created meanwhile by an earlier reconcile whose write the cache had not shown
-  }
-  return ca;
 }
 
 async function issueAll(cluster: PostgresCluster, plan: TlsPlan, ca: { caCertPem: string; caKeyPem: string }) {

@@ -73,8 +73,20 @@ export function podCertificateProblem(
   const leaf = new X509Certificate(certPem);
   if (leaf.subject !== `CN=${pgbackrestClientName(input.cluster)}`) return `its subject is ${leaf.subject}`;
   if (!(leaf.keyUsage ?? []).includes(CLIENT_AUTH)) return 'it does not allow client authentication';
+  return keyProblem(leaf, keyPem);
+}
+
+/**
+ * Why `keyPem` cannot serve with `certificate` (unreadable, or another key's), or undefined.
+ *
+ * @example
+ * ```ts
+ * keyProblem(new X509Certificate(certPem), keyPem); // undefined when they belong together
+ * ```
+ */
+export function keyProblem(certificate: X509Certificate, keyPem: string): string | undefined {
   try {
-    if (!publicKeyDer(createPrivateKey(keyPem)).equals(publicKeyDer(leaf.publicKey))) {
+    if (!publicKeyDer(createPrivateKey(keyPem)).equals(publicKeyDer(certificate.publicKey))) {
       return 'the key does not match the certificate';
     }
   } catch {

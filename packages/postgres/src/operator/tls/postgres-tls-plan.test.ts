@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { type CertificateAuthority, createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
+import { POSTGRES_TLS_KEY, postgresServerDnsNames } from '../../contract/index.js';
+import { nextPostgresTlsData, planPostgresTls, postgresTlsPlanIsEmpty } from './postgres-tls-plan.js';
+
+const dnsNames = postgresServerDnsNames('hippo', 'db');
+let ca: CertificateAuthority;
+let userCa: CertificateAuthority;
+
+const server = (options: { ca?: CertificateAuthority; names?: string[]; days?: number } = {}) =>
+  createServingCertificate({
+    dnsNames: options.names ?? dnsNames,
+    ca: options.ca ?? ca,
+    validityDays: options.days ?? 365,
+  });
+const replication = (cn = 'streaming_replica', clientAuth = true) =>
+  createServingCertificate({ dnsNames: ['hippo-replication'], commonName: cn, clientAuth, ca, validityDays: 365 });
+
+/** A complete Secret as the operator writes it. */
+async function complete(): Promise<Record<string, string>> {
+  const plan = planPostgresTls({ caCertPem: ca.caCertPem, data: {}, dnsNames });
+  return nextPostgresTlsData({}, plan, ca.caCertPem, { server: await server(), replication: await replication() });
+}
+
+describe('planPostgresTls', () => {
+  before(async () => {
+    ca = await createCertificateAuthority({ commonName: 'hippo-ca' });
+    userCa = await createCertificateAuthority({ commonName: 'corp-ca' });
+  });
+
+  it('issues both certificates for a new cluster, and nothing once the Secret holds them', async () => {
+    const plan = planPostgresTls({ caCertPem: ca.caCertPem, data: {}, dnsNames });
+    assert.equal(plan.issueServer, 'no certificate from the CA yet');
+    assert.equal(plan.issueReplication, 'no certificate yet');
+    assert.equal(plan.clientCaOutdated, true);
+    const data = await complete();
+    assert.equal(data[POSTGRES_TLS_KEY.serverCa], ca.caCertPem);
+    assert.equal(data[POSTGRES_TLS_KEY.clientCa], ca.caCertPem);
+    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ caCertPem: ca.caCertPem, data, dnsNames })));
+  });
+
+  it('renews 30 days before expiry, and reissues a certificate that lacks a Service name or has the wrong subject', async () => {
+    const data = await complete();
+    const in340Days = new Date(Date.now() + 340 * 86_400_000);
+    const late = planPostgresTls({ caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
+    assert.match(late.issueServer ?? '', /expires/);
+    assert.match(late.issueReplication ?? '', /expires/);
+
+    const narrow = await server({ names: ['hippo-primary'] });
+    const missingName = {
+      ...data,
+      [POSTGRES_TLS_KEY.serverCert]: narrow.certPem,
+      [POSTGRES_TLS_KEY.serverKey]: narrow.keyPem,
+    };
+    assert.match(
+      planPostgresTls({ caCertPem: ca.caCertPem, data: missingName, dnsNames }).issueServer ?? '',
+      /lacks the name/,
+    );
+
+    const wrong = await replication('postgres');
+    const superuser = {
+      ...data,
+      [POSTGRES_TLS_KEY.replicationCert]: wrong.certPem,
+      [POSTGRES_TLS_KEY.replicationKey]: wrong.keyPem,
+    };
+    assert.equal(
+      planPostgresTls({ caCertPem: ca.caCertPem, data: superuser, dnsNames }).issueReplication,
+      'its subject is CN=postgres',
+    );
+    const swapped = { ...data, [POSTGRES_TLS_KEY.serverKey]: data[POSTGRES_TLS_KEY.replicationKey] ?? '' };
+    assert.equal(
+      planPostgresTls({ caCertPem: ca.caCertPem, data: swapped, dnsNames }).issueServer,
+      'the key does not match the certificate',
+    );
+  });
+
+  it("copies the user's Secret in, and names the Secret and what is wrong with it", async () => {
+    const data = await complete();
+    const corp = await server({ ca: userCa });
+    const userData = { 'ca.crt': userCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem };
+    const plan = planPostgresTls({
+      caCertPem: ca.caCertPem,
+      data,
+      dnsNames,
+      userSecret: { name: 'corp-tls', data: userData },
+    });
+    assert.equal(plan.issueServer, undefined, 'the cluster CA issues no server certificate');
+    assert.deepEqual(plan.copyServer, { ca: userCa.caCertPem, cert: corp.certPem, key: corp.keyPem });
+    const next = nextPostgresTlsData(data, plan, ca.caCertPem, {});
+    assert.equal(next[POSTGRES_TLS_KEY.serverCa], userCa.caCertPem, 'clients verify with the user CA');
+    assert.equal(
+      next[POSTGRES_TLS_KEY.clientCa],
+      ca.caCertPem,
+      'replication certificates still come from the cluster CA',
+    );
+    assert.equal(next[POSTGRES_TLS_KEY.replicationCert], data[POSTGRES_TLS_KEY.replicationCert]);
+    assert.ok(
+      postgresTlsPlanIsEmpty(
+        planPostgresTls({
+          caCertPem: ca.caCertPem,
+          data: next,
+          dnsNames,
+          userSecret: { name: 'corp-tls', data: userData },
+        }),
+      ),
+    );
+
+    const problem = (userSecretData: Record<string, string> | undefined) =>
+      planPostgresTls({
+        caCertPem: ca.caCertPem,
+        data: next,
+        dnsNames,
+        userSecret: { name: 'corp-tls', data: userSecretData },
+      });
+    assert.equal(problem(undefined).userSecretProblem, 'Secret corp-tls (spec.tls.serverSecret) does not exist');
+    assert.equal(
+      problem({ 'tls.crt': corp.certPem }).userSecretProblem,
+      'Secret corp-tls (spec.tls.serverSecret) lacks ca.crt, tls.key',
+    );
+    assert.match(
+      problem({ ...userData, 'ca.crt': ca.caCertPem }).userSecretProblem ?? '',
+      /^Secret corp-tls \(spec\.tls\.serverSecret\): the serving certificate was not issued by the CA/,
+    );
+    const bad = problem({ ...userData, 'tls.key': (await server({ ca: userCa })).keyPem });
+    assert.equal(
+      bad.userSecretProblem,
+      'Secret corp-tls (spec.tls.serverSecret): the key does not match the certificate',
+    );
+    assert.equal(bad.copyServer, undefined, 'what the instances serve stays until the Secret is fixed');
+  });
+});

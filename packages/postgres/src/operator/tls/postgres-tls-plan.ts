@@ -1,0 +1,159 @@
+/**
+ * What the cluster's PostgreSQL TLS Secret (contract/postgres-tls.ts) needs: a server certificate
+ * to issue (or the user's to copy in), a replication client certificate to issue, or nothing.
+ * Pure: the caller reads the Secrets, issues what this names, and writes the result.
+ */
+import { X509Certificate } from 'node:crypto';
+import { servingCertificateProblem } from '@kanri/runtime';
+import { POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
+
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+
+/** The Secret spec.tls.serverSecret names: its data decoded, or undefined when it does not exist. */
+export interface UserServerSecret {
+  readonly name: string;
+  readonly data: Readonly<Record<string, string>> | undefined;
+}
+
+export interface PostgresTlsInput {
+  /** The cluster's CA certificate (names.postgresCa). */
+  readonly caCertPem: string;
+  /** The names.postgresTls Secret's data, decoded; empty when it does not exist yet. */
+  readonly data: Readonly<Record<string, string>>;
+  /** The names the server certificate must carry (postgresServerDnsNames). */
+  readonly dnsNames: readonly string[];
+  /** Set when the spec names the server's Secret. */
+  readonly userSecret?: UserServerSecret;
+  readonly now?: Date;
+}
+
+export interface PostgresTlsPlan {
+  /** Why a server certificate must be issued from the cluster's CA; undefined: keep (or copy) it. */
+  readonly issueServer?: string;
+  /** The user's certificate, CA and key, to copy in when they differ from the Secret's. */
+  readonly copyServer?: { readonly ca: string; readonly cert: string; readonly key: string };
+  /** Why the replication user's certificate must be issued; undefined: keep it. */
+  readonly issueReplication?: string;
+  /** `client-ca.crt` is not the cluster's CA. */
+  readonly clientCaOutdated: boolean;
+  /** What is wrong with the user's Secret (the Secret keeps what it served until it is fixed). */
+  readonly userSecretProblem?: string;
+}
+
+/** Why the server certificate in `data` must be reissued from the CA, or undefined. */
+function issuedServerProblem(input: PostgresTlsInput): string | undefined {
+  const cert = input.data[POSTGRES_TLS_KEY.serverCert];
+  const key = input.data[POSTGRES_TLS_KEY.serverKey];
+  if (!cert || !key || input.data[POSTGRES_TLS_KEY.serverCa] !== input.caCertPem)
+    return 'no certificate from the CA yet';
+  const problem = servingCertificateProblem(
+    { caCertPem: input.caCertPem, certPem: cert },
+    { dnsNames: [...input.dnsNames], renewBeforeDays: RENEW_BEFORE_DAYS, ...(input.now ? { now: input.now } : {}) },
+  );
+  return problem?.reason ?? keyProblem(new X509Certificate(cert), key);
+}
+
+/** Why the user's Secret cannot serve, naming it and the key at fault; undefined when it can. */
+function userSecretProblem(secret: UserServerSecret, now: Date | undefined): string | undefined {
+  const where = `Secret ${secret.name} (spec.tls.serverSecret)`;
+  if (!secret.data) return `${where} does not exist`;
+  const missing = ['ca.crt', 'tls.crt', 'tls.key'].filter((key) => !secret.data?.[key]);
+  if (missing.length > 0) return `${where} lacks ${missing.join(', ')}`;
+  const { 'ca.crt': ca = '', 'tls.crt': cert = '', 'tls.key': key = '' } = secret.data;
+  // Expired or not issued by its ca.crt: clients would refuse it. Renewal is the user's (renewBeforeDays 0).
+  const problem = servingCertificateProblem(
+    { caCertPem: ca, certPem: cert },
+    { renewBeforeDays: 0, ...(now ? { now } : {}) },
+  );
+  if (problem) return `${where}: ${problem.reason}`;
+  const mismatch = keyProblem(new X509Certificate(cert), key);
+  return mismatch ? `${where}: ${mismatch}` : undefined;
+}
+
+/** Why the replication user's certificate must be reissued, or undefined. */
+function replicationProblem(input: PostgresTlsInput): string | undefined {
+  const cert = input.data[POSTGRES_TLS_KEY.replicationCert];
+  const key = input.data[POSTGRES_TLS_KEY.replicationKey];
+  if (!cert || !key) return 'no certificate yet';
+  const problem = servingCertificateProblem(
+    { caCertPem: input.caCertPem, certPem: cert },
+    { renewBeforeDays: RENEW_BEFORE_DAYS, ...(input.now ? { now: input.now } : {}) },
+  );
+  if (problem) return problem.reason;
+  const leaf = new X509Certificate(cert);
+  if (leaf.subject !== `CN=${REPLICATION_CERT_COMMON_NAME}`) return `its subject is ${leaf.subject}`;
+  if (!(leaf.keyUsage ?? []).includes(CLIENT_AUTH)) return 'it does not allow client authentication';
+  return keyProblem(leaf, key);
+}
+
+/**
+ * What to change in the PostgreSQL TLS Secret.
+ *
+ * @example
+ * ```ts
+ * planPostgresTls({ caCertPem, data: {}, dnsNames: postgresServerDnsNames('hippo', 'db') });
+ * // { issueServer: 'no certificate from the CA yet', issueReplication: 'no certificate yet', clientCaOutdated: true }
+ * ```
+ */
+export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
+  const clientCaOutdated = input.data[POSTGRES_TLS_KEY.clientCa] !== input.caCertPem;
+  const issueReplication = replicationProblem(input);
+  const replication = issueReplication ? { issueReplication } : {};
+  if (!input.userSecret) {
+    const issueServer = issuedServerProblem(input);
+    return { clientCaOutdated, ...replication, ...(issueServer ? { issueServer } : {}) };
+  }
+  const problem = userSecretProblem(input.userSecret, input.now);
+  if (problem) return { clientCaOutdated, ...replication, userSecretProblem: problem };
+  const user = input.userSecret.data ?? {};
+  const copy = { ca: user['ca.crt'] ?? '', cert: user['tls.crt'] ?? '', key: user['tls.key'] ?? '' };
+  const same =
+    input.data[POSTGRES_TLS_KEY.serverCa] === copy.ca &&
+    input.data[POSTGRES_TLS_KEY.serverCert] === copy.cert &&
+    input.data[POSTGRES_TLS_KEY.serverKey] === copy.key;
+  return { clientCaOutdated, ...replication, ...(same ? {} : { copyServer: copy }) };
+}
+
+/** Whether the plan changes nothing. */
+export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
+  return !plan.issueServer && !plan.copyServer && !plan.issueReplication && !plan.clientCaOutdated;
+}
+
+/** A certificate and its key. */
+export interface IssuedPair {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/**
+ * The Secret's next data: the CA, the certificates issued or copied, the rest kept.
+ *
+ * @example
+ * ```ts
+ * nextPostgresTlsData(data, plan, caCertPem, { server, replication });
+ * ```
+ */
+export function nextPostgresTlsData(
+  data: Readonly<Record<string, string>>,
+  plan: PostgresTlsPlan,
+  caCertPem: string,
+  issued: { readonly server?: IssuedPair; readonly replication?: IssuedPair },
+): Record<string, string> {
+  const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: caCertPem };
+  if (issued.server) {
+    next[POSTGRES_TLS_KEY.serverCa] = caCertPem;
+    next[POSTGRES_TLS_KEY.serverCert] = issued.server.certPem;
+    next[POSTGRES_TLS_KEY.serverKey] = issued.server.keyPem;
+  }
+  if (plan.copyServer) {
+    next[POSTGRES_TLS_KEY.serverCa] = plan.copyServer.ca;
+    next[POSTGRES_TLS_KEY.serverCert] = plan.copyServer.cert;
+    next[POSTGRES_TLS_KEY.serverKey] = plan.copyServer.key;
+  }
+  if (issued.replication) {
+    next[POSTGRES_TLS_KEY.replicationCert] = issued.replication.certPem;
+    next[POSTGRES_TLS_KEY.replicationKey] = issued.replication.keyPem;
+  }
+  return next;
+}

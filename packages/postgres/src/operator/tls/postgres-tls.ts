@@ -1,0 +1,85 @@
+/**
+ * Keeps a cluster's PostgreSQL TLS Secret (contract/postgres-tls.ts) complete and current: the CA
+ * in names.postgresCa (created once, read by the operator only), the server certificate (issued
+ * for the Service names, or copied from spec.tls.serverSecret), and the replication user's client
+ * certificate. Renewed 30 days before expiry; the agents reload postgres when the Secret changes.
+ * Key material never reaches a log or an event.
+ */
+import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import { names, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import { decodeSecretData } from '../backups/tls-plan.js';
+import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
+import { type IssuedPair, nextPostgresTlsData, planPostgresTls, postgresTlsPlanIsEmpty } from './postgres-tls-plan.js';
+
+/** Validity of an issued certificate; renewed 30 days before it ends. */
+const CERTIFICATE_DAYS = 365;
+
+type Context = ReconcileContext<PostgresCluster>;
+
+/**
+ * Brings names.postgresTls up to date. Resolves what is wrong with the user's server Secret (for
+ * a condition), or undefined.
+ *
+ * @example
+ * ```ts
+ * const problem = await reconcilePostgresTls(cluster, ctx);
+ * if (problem) await ctx.event('Warning', 'ServerTLSSecretInvalid', problem);
+ * ```
+ */
+export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Context): Promise<string | undefined> {
+  const clusterName = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace ?? '';
+  const ca = await ensureCertificateAuthority(cluster, ctx, {
+    secretName: names.postgresCa(clusterName),
+    commonName: `${clusterName}-ca`,
+    purpose: 'PostgreSQL',
+    replacedReason: 'PostgresCAReplaced',
+  });
+  if (!ca) return undefined;
+  const secretName = names.postgresTls(clusterName);
+  const userSecretName = cluster.spec.tls?.serverSecret;
+  // The user's Secret carries no cluster label, so the filtered cache never holds it: read it live.
+  const userSecret = userSecretName
+    ? { name: userSecretName, data: await readUserSecret(ctx, userSecretName, namespace) }
+    : undefined;
+  const plan = (data: Record<string, string>) =>
+    planPostgresTls({
+      caCertPem: ca.caCertPem,
+      data,
+      dnsNames: postgresServerDnsNames(clusterName, namespace),
+      ...(userSecret ? { userSecret } : {}),
+    });
+  const cached = plan(decodeSecretData(ctx.get<Secret>('v1', 'Secret', secretName, namespace)?.data));
+  if (postgresTlsPlanIsEmpty(cached)) return cached.userSecretProblem;
+  // Change only what the API server holds: a cache that lags this controller's last write would
+  // reissue a certificate the agents may already serve.
+  const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
+  const todo = plan(data);
+  if (postgresTlsPlanIsEmpty(todo)) return todo.userSecretProblem;
+  const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
+    createServingCertificate({ ...request, ca, validityDays: CERTIFICATE_DAYS });
+  if (todo.issueServer) ctx.log.info({ reason: todo.issueServer }, 'issuing the PostgreSQL server certificate');
+  if (todo.copyServer) ctx.log.info({ secret: userSecretName }, "serving the certificate of the cluster's TLS Secret");
+  if (todo.issueReplication)
+    ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
+  const dnsNames = postgresServerDnsNames(clusterName, namespace);
+  const [server, replication] = await Promise.all([
+    todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
+    todo.issueReplication
+      ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
+      : undefined,
+  ]);
+  const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
+    ...(server ? { server } : {}),
+    ...(replication ? { replication } : {}),
+  });
+  await ctx.apply(clusterSecret(cluster, secretName, next));
+  return todo.userSecretProblem;
+}
+
+async function readUserSecret(ctx: Context, name: string, namespace: string) {
+  const secret = await liveSecret(ctx, name, namespace);
+  return secret ? decodeSecretData(secret.data) : undefined;
+}
