@@ -39,7 +39,8 @@ export interface PostgresEnv {
   /** Admin client. */
   readonly client: KubeClient;
   readonly logDir: string;
-  startOperator(): Promise<void>;
+  /** Starts the operator process; `env` adds to its environment (KANRI_CERTIFICATE_VALIDITY_SECONDS, say). */
+  startOperator(options?: { env?: Readonly<Record<string, string>> }): Promise<void>;
   stopOperator(signal?: NodeJS.Signals): Promise<void>;
   /** Every log the test produced: operator, agents (process node container logs). */
   allLogs(): Promise<string>;
@@ -130,7 +131,7 @@ export async function startPostgresEnv(
     cp,
     client,
     logDir,
-    async startOperator() {
+    async startOperator(options = {}) {
       const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
       operator = spawn(process.execPath, [OPERATOR_MAIN], {
         env: {
@@ -138,6 +139,7 @@ export async function startPostgresEnv(
           KUBECONFIG: identity.kubeconfigPath,
           KANRI_BIND_ADDRESS: '127.0.0.1:0',
           KANRI_LOG_LEVEL: 'debug',
+          ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { waitFor } from '@kanri/testenv';
@@ -29,6 +30,7 @@ import {
 } from './harness.js';
 
 const CLUSTER = 'secure';
+const SHORT = 'shortlived';
 const HOST = `${CLUSTER}-primary.default.svc`;
 const run = promisify(execFile);
 /** Each WAL sender, with the TLS state of its connection. */
@@ -53,13 +55,17 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
   }
 
   /** Rows of `sql` as the superuser on the primary, over TLS (plain connections are refused once it is required). */
-  async function primaryOverTls(sql: string): Promise<Record<string, unknown>[]> {
-    const [host, port] = (await serviceAddress(env.cp, 'default', `${CLUSTER}-primary`, 5432)).split(':');
+  function primaryOverTls(sql: string): Promise<Record<string, unknown>[]> {
+    return primarySqlOf(CLUSTER, password, sql);
+  }
+
+  async function primarySqlOf(cluster: string, superuserPassword: string, sql: string) {
+    const [host, port] = (await serviceAddress(env.cp, 'default', `${cluster}-primary`, 5432)).split(':');
     const client = new pg.Client({
       host,
       port: Number(port),
       user: 'postgres',
-      password,
+      password: superuserPassword,
       database: 'postgres',
       ssl: { rejectUnauthorized: false },
       connectionTimeoutMillis: 5_000,
@@ -235,5 +241,58 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(again, [
       { usename: 'streaming_replica', state: 'streaming', ssl: true, client_dn: '/CN=streaming_replica' },
     ]);
+  });
+
+  it('renews short-lived certificates before they expire, with no failed verify-full query and the replica streaming', async (t) => {
+    // A 60 s lifetime: renewed when 20 s remain (a third), so about every 40 s.
+    await env.stopOperator();
+    await env.startOperator({ env: { KANRI_CERTIFICATE_VALIDITY_SECONDS: '60' } });
+    await clusters(env.client).create(clusterManifest(SHORT, 2));
+    await waitReady(env.client, SHORT, 2);
+    const shortPassword = await secretValue(env.client, names.superuserSecret(SHORT), 'password');
+    const ca = await secretValue(env.client, names.postgresTls(SHORT), POSTGRES_TLS_KEY.serverCa);
+    const [host, port] = (await serviceAddress(env.cp, 'default', `${SHORT}-primary`, 5432)).split(':');
+    const serials = new Map<string, string>(); // serial → validTo
+    const failures: string[] = [];
+    let queries = 0;
+    const until = Date.now() + 100_000;
+    while (Date.now() < until) {
+      const client = new pg.Client({
+        host,
+        port: Number(port),
+        user: 'postgres',
+        password: shortPassword,
+        database: 'postgres',
+        // verify-full: the CA and the Service name (node checks servername against the certificate).
+        ssl: { ca, servername: `${SHORT}-primary.default.svc` },
+        connectionTimeoutMillis: 5_000,
+      });
+      try {
+        await client.connect();
+        await client.query('SELECT 1');
+        const peer = (
+          client as unknown as { connection: { stream: TLSSocket } }
+        ).connection.stream.getPeerCertificate();
+        serials.set(peer.serialNumber, peer.valid_to);
+        queries += 1;
+      } catch (error) {
+        failures.push(String(error));
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    t.diagnostic(
+      `${serials.size} server certificates served in 100 s, ${queries} verify-full queries, ${failures.length} failed`,
+    );
+    assert.deepEqual(failures, [], `${failures.length} of ${queries + failures.length} queries failed`);
+    assert.ok(serials.size >= 2, `renewed and served: ${[...serials.values()].join(', ')}`);
+    const [stream] = await primarySqlOf(SHORT, shortPassword, STREAMING);
+    assert.deepEqual(stream, {
+      usename: 'streaming_replica',
+      state: 'streaming',
+      ssl: true,
+      client_dn: '/CN=streaming_replica',
+    });
   });
 });

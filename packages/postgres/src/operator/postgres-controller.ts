@@ -114,10 +114,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
-    const tlsProblem = await reconcilePostgresTls(cluster, ctx);
-    if (tlsProblem) {
-      ctx.log.warn({ problem: tlsProblem }, 'cannot serve the TLS Secret of the spec; keeping the certificate served');
-      await ctx.event('Warning', 'ServerTLSSecretInvalid', tlsProblem);
+    const tls = await reconcilePostgresTls(cluster, ctx);
+    if (tls.problem) {
+      ctx.log.warn({ problem: tls.problem }, 'cannot serve the TLS Secret of the spec; keeping the certificate served');
+      await ctx.event('Warning', 'ServerTLSSecretInvalid', tls.problem);
     }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);
@@ -238,7 +238,15 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // the requeue only ages reports that stopped coming.
     // A restore in progress moves on as Pods go and reports arrive; look again soon regardless.
     const requeueMs = (restore.active && !restore.status?.finished) || upgrade.active ? 2_000 : 30_000;
-    return { requeueAfter: Math.min(requeueMs, backupsRequeueMs ?? requeueMs, unscheduled.recheckInMs ?? requeueMs) };
+    return {
+      requeueAfter: Math.min(
+        requeueMs,
+        backupsRequeueMs ?? requeueMs,
+        unscheduled.recheckInMs ?? requeueMs,
+        // A moment after the renewal is due, so the certificate is inside its window by then.
+        tls.renewInMs === undefined ? requeueMs : tls.renewInMs + 1_000,
+      ),
+    };
   });
 
 /**

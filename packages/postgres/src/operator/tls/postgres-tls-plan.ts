@@ -7,6 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
 import { POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
 import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
+import { renewalDueInMs } from './certificate-lifetime.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
@@ -25,6 +26,8 @@ export interface PostgresTlsInput {
   readonly dnsNames: readonly string[];
   /** Set when the spec names the server's Secret. */
   readonly userSecret?: UserServerSecret;
+  /** Renew an issued certificate once less than this remains; default RENEW_BEFORE_DAYS. */
+  readonly renewBeforeDays?: number;
   readonly now?: Date;
 }
 
@@ -41,6 +44,8 @@ export interface PostgresTlsPlan {
   readonly userSecretProblem?: string;
 }
 
+const renewBefore = (input: PostgresTlsInput) => input.renewBeforeDays ?? RENEW_BEFORE_DAYS;
+
 /** Why the server certificate in `data` must be reissued from the CA, or undefined. */
 function issuedServerProblem(input: PostgresTlsInput): string | undefined {
   const cert = input.data[POSTGRES_TLS_KEY.serverCert];
@@ -49,7 +54,7 @@ function issuedServerProblem(input: PostgresTlsInput): string | undefined {
     return 'no certificate from the CA yet';
   const problem = servingCertificateProblem(
     { caCertPem: input.caCertPem, certPem: cert },
-    { dnsNames: [...input.dnsNames], renewBeforeDays: RENEW_BEFORE_DAYS, ...(input.now ? { now: input.now } : {}) },
+    { dnsNames: [...input.dnsNames], renewBeforeDays: renewBefore(input), ...(input.now ? { now: input.now } : {}) },
   );
   return problem?.reason ?? keyProblem(new X509Certificate(cert), key);
 }
@@ -78,7 +83,7 @@ function replicationProblem(input: PostgresTlsInput): string | undefined {
   if (!cert || !key) return 'no certificate yet';
   const problem = servingCertificateProblem(
     { caCertPem: input.caCertPem, certPem: cert },
-    { renewBeforeDays: RENEW_BEFORE_DAYS, ...(input.now ? { now: input.now } : {}) },
+    { renewBeforeDays: renewBefore(input), ...(input.now ? { now: input.now } : {}) },
   );
   if (problem) return problem.reason;
   const leaf = new X509Certificate(cert);
@@ -156,4 +161,30 @@ export function nextPostgresTlsData(
     next[POSTGRES_TLS_KEY.replicationKey] = issued.replication.keyPem;
   }
   return next;
+}
+
+/**
+ * Milliseconds until a certificate this cluster's CA issued into `data` is due for renewal (the
+ * user's own certificate is the user's to renew), or undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * postgresTlsRenewalDueInMs(next, caCertPem, lifetime); // the controller requeues no later than this
+ * ```
+ */
+export function postgresTlsRenewalDueInMs(
+  data: Readonly<Record<string, string>>,
+  caCertPem: string,
+  lifetime: { readonly renewBeforeDays: number },
+  now: Date = new Date(),
+): number | undefined {
+  const notAfter = (pem: string | undefined) => {
+    try {
+      return pem ? new X509Certificate(pem).validTo : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const issuedServer = data[POSTGRES_TLS_KEY.serverCa] === caCertPem ? data[POSTGRES_TLS_KEY.serverCert] : undefined;
+  return renewalDueInMs([notAfter(issuedServer), notAfter(data[POSTGRES_TLS_KEY.replicationCert])], lifetime, now);
 }

@@ -11,24 +11,38 @@ import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { names, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
-import { type IssuedPair, nextPostgresTlsData, planPostgresTls, postgresTlsPlanIsEmpty } from './postgres-tls-plan.js';
+import { certificateLifetime } from './certificate-lifetime.js';
+import {
+  type IssuedPair,
+  nextPostgresTlsData,
+  planPostgresTls,
+  postgresTlsPlanIsEmpty,
+  postgresTlsRenewalDueInMs,
+} from './postgres-tls-plan.js';
 
-/** Validity of an issued certificate; renewed 30 days before it ends. */
-const CERTIFICATE_DAYS = 365;
+/** Read once: a bad value stops the operator at its start, naming the variable. */
+const lifetime = certificateLifetime(process.env);
 
 type Context = ReconcileContext<PostgresCluster>;
 
+export interface PostgresTlsOutcome {
+  /** What is wrong with the user's server Secret, if anything. */
+  readonly problem?: string;
+  /** When an issued certificate is due for renewal: reconcile again no later than this. */
+  readonly renewInMs?: number;
+}
+
 /**
- * Brings names.postgresTls up to date. Resolves what is wrong with the user's server Secret (for
- * a condition), or undefined.
+ * Brings names.postgresTls up to date, and says what is wrong with the user's server Secret and
+ * when the next renewal is due.
  *
  * @example
  * ```ts
- * const problem = await reconcilePostgresTls(cluster, ctx);
+ * const { problem, renewInMs } = await reconcilePostgresTls(cluster, ctx);
  * if (problem) await ctx.event('Warning', 'ServerTLSSecretInvalid', problem);
  * ```
  */
-export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Context): Promise<string | undefined> {
+export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Context): Promise<PostgresTlsOutcome> {
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
   const ca = await ensureCertificateAuthority(cluster, ctx, {
@@ -37,7 +51,7 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     purpose: 'PostgreSQL',
     replacedReason: 'PostgresCAReplaced',
   });
-  if (!ca) return undefined;
+  if (!ca) return {};
   const secretName = names.postgresTls(clusterName);
   const userSecretName = cluster.spec.tls?.serverSecret;
   // The user's Secret carries no cluster label, so the filtered cache never holds it: read it live.
@@ -49,17 +63,26 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
       caCertPem: ca.caCertPem,
       data,
       dnsNames: postgresServerDnsNames(clusterName, namespace),
+      renewBeforeDays: lifetime.renewBeforeDays,
       ...(userSecret ? { userSecret } : {}),
     });
-  const cached = plan(decodeSecretData(ctx.get<Secret>('v1', 'Secret', secretName, namespace)?.data));
-  if (postgresTlsPlanIsEmpty(cached)) return cached.userSecretProblem;
+  const outcome = (plan: { userSecretProblem?: string }, data: Record<string, string>): PostgresTlsOutcome => {
+    const renewInMs = postgresTlsRenewalDueInMs(data, ca.caCertPem, lifetime);
+    return {
+      ...(plan.userSecretProblem ? { problem: plan.userSecretProblem } : {}),
+      ...(renewInMs !== undefined ? { renewInMs } : {}),
+    };
+  };
+  const cachedData = decodeSecretData(ctx.get<Secret>('v1', 'Secret', secretName, namespace)?.data);
+  const cached = plan(cachedData);
+  if (postgresTlsPlanIsEmpty(cached)) return outcome(cached, cachedData);
   // Change only what the API server holds: a cache that lags this controller's last write would
   // reissue a certificate the agents may already serve.
   const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
   const todo = plan(data);
-  if (postgresTlsPlanIsEmpty(todo)) return todo.userSecretProblem;
+  if (postgresTlsPlanIsEmpty(todo)) return outcome(todo, data);
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
-    createServingCertificate({ ...request, ca, validityDays: CERTIFICATE_DAYS });
+    createServingCertificate({ ...request, ca, validityDays: lifetime.validityDays });
   if (todo.issueServer) ctx.log.info({ reason: todo.issueServer }, 'issuing the PostgreSQL server certificate');
   if (todo.copyServer) ctx.log.info({ secret: userSecretName }, "serving the certificate of the cluster's TLS Secret");
   if (todo.issueReplication)
@@ -76,7 +99,7 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     ...(replication ? { replication } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
-  return todo.userSecretProblem;
+  return outcome(todo, next);
 }
 
 async function readUserSecret(ctx: Context, name: string, namespace: string) {
