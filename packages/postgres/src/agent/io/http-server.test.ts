@@ -24,11 +24,15 @@ it('answers a flood of /status with 429 beyond the rate, reads one live status a
   const server = await startHttpServer('127.0.0.1', 0, source, new Registry());
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
+    const started = performance.now();
     const codes = await Promise.all(Array.from({ length: 200 }, () => fetch(`${base}/status`).then((r) => r.status)));
+    const seconds = (performance.now() - started) / 1000;
     const ok = codes.filter((c) => c === 200).length;
     const limited = codes.filter((c) => c === 429).length;
     assert.equal(ok + limited, 200);
-    assert.ok(ok >= 40 && ok <= 45, `about the burst (40) got through: ${ok}`);
+    // The burst, plus what 20/s refills while the flood lasts (longer on a loaded machine).
+    const bound = 40 + Math.ceil(20 * seconds);
+    assert.ok(ok >= 40 && ok <= bound, `the burst (40) and the refill of ${seconds.toFixed(2)} s got through: ${ok}`);
     assert.equal(mostAtOnce, 1, 'one live status read at a time');
     assert.ok(reads < ok, `concurrent requests shared reads: ${reads} reads for ${ok} answers`);
     assert.equal((await fetch(`${base}/healthz`)).status, 200, 'the probes are not limited');
