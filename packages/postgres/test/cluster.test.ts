@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import type { KubeObject } from '@kanri/client';
 import { isProcessAlive, waitFor } from '@kanri/testenv';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
+import type { NetworkPolicy } from 'kubernetes-types/networking/v1.js';
 import { LABEL, names } from '../src/index.js';
 import {
   clusterManifest,
@@ -74,6 +75,29 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
     });
     assert.match(stdout, /READY\s+INSTANCES\s+READY-INSTANCES\s+PRIMARY/);
     assert.match(stdout, new RegExp(`hippo\\s+True\\s+3\\s+3\\s+${primary}`));
+  });
+
+  it("limits the agents' and pgBackRest's ports to the cluster's own Pods with a NetworkPolicy", async () => {
+    // Process nodes enforce no NetworkPolicy (there is no network plugin): this checks what the
+    // operator asks of one, as the API server stored it.
+    const policy = await env.client
+      .resource<NetworkPolicy & KubeObject>('networking.k8s.io/v1', 'NetworkPolicy')
+      .get(names.networkPolicy('hippo'), { namespace: 'default' });
+    assert.deepEqual(policy.spec, {
+      podSelector: { matchLabels: { [LABEL.cluster]: 'hippo' } },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { ports: [{ protocol: 'TCP', port: 5432 }] },
+        {
+          from: [{ podSelector: { matchLabels: { [LABEL.cluster]: 'hippo' } } }],
+          ports: [
+            { protocol: 'TCP', port: 8000 },
+            { protocol: 'TCP', port: 8432 },
+          ],
+        },
+      ],
+    });
+    assert.equal(policy.metadata?.ownerReferences?.[0]?.name, 'hippo', 'deleted with the cluster');
   });
 
   it('replicates a row written through <name>-primary to both replicas', async () => {

@@ -119,6 +119,8 @@ export const names = {
   /** ServiceAccount, Role and RoleBinding the instance Pods run with. */
   instanceServiceAccount: (cluster: string) => `${cluster}-instance`,
   pdb: (cluster: string) => `${cluster}-pdb`,
+  /** Only the cluster's own Pods reach the agents' and pgBackRest's ports (operator/builders/network-policy.ts). */
+  networkPolicy: (cluster: string) => `${cluster}-members`,
   pod: (cluster: string, set: string, ordinal: number) => `${cluster}-${set}-${ordinal}`,
   pvc: (pod: string) => `${pod}-pgdata`,
   /** The repo host Pod (contract/repo-host.ts), present while the spec declares a volume repo. */

@@ -20,7 +20,10 @@ export const postgresOperator = defineOperator({
     // An in-place restore removes the leader Lease once every instance is stopped.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
   ],
-  plurals: { 'policy/PodDisruptionBudget': 'poddisruptionbudgets' },
+  plurals: {
+    'policy/PodDisruptionBudget': 'poddisruptionbudgets',
+    'networking.k8s.io/NetworkPolicy': 'networkpolicies',
+  },
   // Only the Secrets of Kanri's clusters in memory, not every Secret in the cluster (issue 16,
   // finding 7); the few it must read otherwise (a password Secret the cache misses) it gets from
   // the API server (credentials.ts, backups/tls-certificates.ts).

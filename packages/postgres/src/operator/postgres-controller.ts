@@ -18,6 +18,7 @@ import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
 import { instanceRbac } from './builders/instance-rbac.js';
+import { networkPolicy } from './builders/network-policy.js';
 import { postgresConfig } from './builders/postgres-config.js';
 import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
@@ -83,6 +84,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   .owns('rbac.authorization.k8s.io/v1', 'Role')
   .owns('rbac.authorization.k8s.io/v1', 'RoleBinding')
   .owns('policy/v1', 'PodDisruptionBudget')
+  .owns('networking.k8s.io/v1', 'NetworkPolicy')
   // A backup's phase changes status.pgbackrest (and a finished one lets the next run).
   .owns(API_VERSION, BACKUP_KIND)
   .reconcile(async (cluster, ctx) => {
@@ -113,6 +115,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
+    await ctx.apply(networkPolicy(cluster));
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
     const tls = await reconcilePostgresTls(cluster, ctx);
     if (tls.problem) {
