@@ -92,6 +92,7 @@ describe('PostgresCluster end to end', { timeout: 20 * 60_000 }, () => {
           from: [{ podSelector: { matchLabels: { [LABEL.cluster]: 'hippo' } } }],
           ports: [
             { protocol: 'TCP', port: 8000 },
+            { protocol: 'TCP', port: 8001 },
             { protocol: 'TCP', port: 8432 },
           ],
         },

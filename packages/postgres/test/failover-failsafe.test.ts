@@ -12,8 +12,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeObject } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
-import { type FailsafeAnswer, PEER_FAILSAFE_PATH, PORT } from '../src/contract/index.js';
+import type { Secret } from 'kubernetes-types/core/v1.js';
+import { PeerClient } from '../src/agent/io/peer-client.js';
+import { peerTlsFrom } from '../src/agent/io/postgres-tls-files.js';
+import { type FailsafeAnswer, names, PEER_FAILSAFE_PATH } from '../src/contract/index.js';
 import {
   clusters,
   type FailoverEnv,
@@ -62,14 +66,23 @@ describe('failsafe mode: API-server outages', { timeout: 30 * 60_000 }, () => {
       ([row]) => row?.t,
     );
   /** What an agent answers a made-up primary: its refusal says whether it has the failsafe mode on. */
+  // Asked as a peer: the peer API takes only the cluster's peer certificate (mutual TLS).
   const failsafeAnswer = async (pod: string): Promise<FailsafeAnswer> => {
-    const response = await fetch(`http://${ipOf.get(pod)}:${PORT.agent}${PEER_FAILSAFE_PATH}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ leader: 'nobody-at-all' }),
-      signal: AbortSignal.timeout(5_000),
+    const secret = await env.client.resource<Secret & KubeObject>('v1', 'Secret').get(names.postgresTls(CLUSTER), {
+      namespace: 'default',
     });
-    return (await response.json()) as FailsafeAnswer;
+    const peers = new PeerClient();
+    peers.setTls(peerTlsFrom(secret.data, CLUSTER));
+    try {
+      const response = await peers.call(ipOf.get(pod) as string, PEER_FAILSAFE_PATH, {
+        method: 'POST',
+        body: { leader: 'nobody-at-all' },
+        signal: AbortSignal.timeout(5_000),
+      });
+      return response.json as FailsafeAnswer;
+    } finally {
+      peers.close();
+    }
   };
   const acceptedBy = (pod: string, from: number, to = Number.POSITIVE_INFINITY) =>
     watcher.accepted.filter((a) => a.pod === pod && a.start >= from && a.end <= to);

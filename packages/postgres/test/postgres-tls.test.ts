@@ -8,16 +8,29 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
+import type { KubeObject } from '@kanri/client';
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { waitFor } from '@kanri/testenv';
+import type { Secret } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
+import { PeerClient } from '../src/agent/io/peer-client.js';
+import { fetchPeerStatus } from '../src/agent/io/peer-status.js';
 import { findPgBin } from '../src/agent/io/pg-bin.js';
-import { names, POSTGRES_TLS_KEY, postgresServerDnsNames } from '../src/contract/index.js';
+import { peerTlsFrom } from '../src/agent/io/postgres-tls-files.js';
+import {
+  names,
+  PEER_STATUS_PATH,
+  PORT,
+  POSTGRES_TLS_KEY,
+  peerCommonName,
+  postgresServerDnsNames,
+} from '../src/contract/index.js';
 import {
   clusterManifest,
   clusters,
@@ -132,6 +145,65 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(rows, [
       { usename: 'streaming_replica', state: 'streaming', ssl: true, client_dn: '/CN=streaming_replica' },
     ]);
+  });
+
+  it('serves the peer API only over mutual TLS, to holders of the cluster peer certificate', async () => {
+    const secret = await env.client.resource<Secret & KubeObject>('v1', 'Secret').get(names.postgresTls(CLUSTER), {
+      namespace: 'default',
+    });
+    const data = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+    const ip = (await serviceAddress(env.cp, 'default', `${CLUSTER}-primary`, 5432)).split(':')[0] as string;
+    const plain = await fetch(`http://${ip}:${PORT.agent}${PEER_STATUS_PATH}`, { signal: AbortSignal.timeout(5_000) });
+    assert.equal(plain.status, 404, 'plain HTTP no longer answers the peer API');
+    assert.equal((await fetch(`http://${ip}:${PORT.agent}/readyz`)).status, 200, 'the probes stay on plain HTTP');
+
+    /** GET /status on the peer port with `tls`; the status code, or the error of the handshake. */
+    const ask = async (tls: { cert?: string; key?: string }) =>
+      new Promise<number | string>((resolve) => {
+        const request = httpsRequest(
+          {
+            host: ip,
+            port: PORT.peer,
+            path: PEER_STATUS_PATH,
+            ca: data(POSTGRES_TLS_KEY.clientCa),
+            checkServerIdentity: () => undefined,
+            ...tls,
+            timeout: 5_000,
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', (error) => resolve(error.message));
+        request.end();
+      });
+    const stranger = await createServingCertificate({
+      dnsNames: ['stranger'],
+      commonName: peerCommonName(CLUSTER),
+      clientAuth: true,
+    });
+    assert.equal(typeof (await ask({})), 'string', 'no certificate: the handshake fails');
+    assert.equal(
+      typeof (await ask({ cert: stranger.certPem, key: stranger.keyPem })),
+      'string',
+      "another CA's certificate with the peer name: refused",
+    );
+    assert.equal(
+      await ask({ cert: data(POSTGRES_TLS_KEY.replicationCert), key: data(POSTGRES_TLS_KEY.replicationKey) }),
+      403,
+      "the cluster CA's replication certificate is no peer",
+    );
+    assert.equal(await ask({ cert: data(POSTGRES_TLS_KEY.peerCert), key: data(POSTGRES_TLS_KEY.peerKey) }), 200);
+
+    const peers = new PeerClient();
+    peers.setTls(peerTlsFrom(secret.data, CLUSTER));
+    try {
+      const status = await fetchPeerStatus(peers, ip);
+      assert.equal(status?.role, 'primary', 'a peer reads the live status over mutual TLS');
+    } finally {
+      peers.close();
+    }
   });
 
   it('refuses plain connections once TLS is required, and keeps streaming', async () => {

@@ -15,6 +15,7 @@ import type { AgentEvents } from './io/agent-events.js';
 import type { InstanceFiles } from './io/instance-files.js';
 import type { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
+import type { PeerClient } from './io/peer-client.js';
 import type { PgBackRest } from './io/pgbackrest.js';
 import type { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
@@ -47,6 +48,8 @@ export interface AgentContext {
   readonly pgbackrest: PgBackRest;
   /** The repos and archive as this agent knows them. */
   readonly backups: BackupsState;
+  /** Calls to peers' API: mutual TLS once the agent has the cluster's peer certificate. */
+  readonly peers: PeerClient;
   /** This instance's live status, as served to peers. */
   liveStatus(): Promise<LiveStatus>;
 }

@@ -17,7 +17,6 @@
  * never fatal. On stop, the primary stops postgres before it releases the Lease.
  */
 import { mkdir, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import {
@@ -36,16 +35,16 @@ import type { AgentContext, Transition } from './context.js';
 import { AgentEvents } from './io/agent-events.js';
 import { startControlServer } from './io/control-server.js';
 import { DiskWatch } from './io/disk-watch.js';
-import type { HealthSource } from './io/http-server.js';
+import { type HealthSource, peerApiHandler } from './io/http-server.js';
 import { InstanceFiles } from './io/instance-files.js';
 import { KeeperLink } from './io/keeper-link.js';
 import { LocalDb } from './io/local-db.js';
 import type { Logger } from './io/logger.js';
 import type { AgentMetrics } from './io/metrics.js';
+import { PeerClient } from './io/peer-client.js';
 import { PgBackRest } from './io/pgbackrest.js';
 import { PgBackRestServerProcess } from './io/pgbackrest-server.js';
 import { PostgresProcess } from './io/postgres-process.js';
-import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
 import type { Redactor } from './io/redactor.js';
 import { readControlData } from './io/rewind.js';
 import { StatusReporter } from './io/status-reporter.js';
@@ -58,6 +57,7 @@ import { runPrimary } from './roles/primary.js';
 import { runRejoin } from './roles/rejoin.js';
 import { runReplica } from './roles/replica.js';
 import { AgentStateStore } from './state.js';
+import { TlsFollower } from './tls-follower.js';
 
 export interface AgentOptions {
   readonly config: AgentConfig;
@@ -101,6 +101,7 @@ const CONFIG_WAIT_MS = 10_000;
 export class InstanceAgent implements HealthSource {
   readonly #ctx: AgentContext;
   readonly #status: StatusReporter;
+  readonly #tls: TlsFollower;
 
   constructor(options: AgentOptions) {
     const { config, client, log } = options;
@@ -153,8 +154,10 @@ export class InstanceAgent implements HealthSource {
       lastFatal,
       pgbackrest: new PgBackRest(config, log.child({ component: 'pgbackrest' }), options.redactor),
       backups,
+      peers: new PeerClient(),
       liveStatus: () => this.liveStatus(),
     };
+    this.#tls = new TlsFollower(this.#ctx, peerApiHandler(this));
     this.#status = new StatusReporter({
       config,
       client,
@@ -247,6 +250,7 @@ export class InstanceAgent implements HealthSource {
       },
     });
     const unfollow = this.#followConfiguration();
+    let unfollowTls = () => {};
     const status = this.#status.run(signal);
     // For the agent's whole life, whatever the role: a volume repo's backups reach the primary
     // through it, and a replica promoted later serves at once.
@@ -263,8 +267,7 @@ export class InstanceAgent implements HealthSource {
         Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
         new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
       ]);
-      // Before the first write of the configuration: postgres starts with TLS when the Secret is there.
-      await this.#followTls();
+      unfollowTls = await this.#tls.follow();
       await this.#cycle(signal, kept.watchdog);
     } finally {
       state.stopped();
@@ -273,6 +276,8 @@ export class InstanceAgent implements HealthSource {
       await status;
       tlsStop.abort();
       await tlsServer;
+      this.#tls.close();
+      unfollowTls();
       unfollow();
       control.close();
       await view.stop();
@@ -281,6 +286,11 @@ export class InstanceAgent implements HealthSource {
       // A fallback socket directory under /tmp outlives the Pod otherwise; rmdir leaves it if not empty.
       if (config.socketDir !== config.runDir) await rmdir(config.socketDir).catch(() => undefined);
     }
+  }
+
+  /** False once the peer API is served over mutual TLS: plain HTTP then answers only probes and metrics. */
+  peerApiOverPlainHttp(): boolean {
+    return this.#tls.peerApiOverPlainHttp;
   }
 
   /** Marks the instance not ready at once (before postgres is stopped). */
@@ -327,46 +337,11 @@ export class InstanceAgent implements HealthSource {
         log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
       }
     });
-    const offTls = view.onTlsChange(() => void this.#followTls());
-    const offCluster = view.onClusterChange(() => {
-      primaryWakeup.wake();
-      if ((view.spec?.tls?.required ?? false) !== this.#tlsRequired) void this.#followTls();
-    });
+    const offCluster = view.onClusterChange(() => primaryWakeup.wake());
     return () => {
       offConfig();
-      offTls();
       offCluster();
     };
-  }
-
-  #tlsRequired = false;
-  #tlsQueue: Promise<void> = Promise.resolve();
-
-  /** One TLS update at a time, in the order of the changes. */
-  #followTls(): Promise<void> {
-    this.#tlsQueue = this.#tlsQueue.then(() => this.#applyTls());
-    return this.#tlsQueue;
-  }
-
-  /**
-   * PostgreSQL's TLS files as the Secret has them now, and a reload once a role has written the
-   * configuration: renewed certificates are served without a restart or a dropped connection.
-   */
-  async #applyTls(): Promise<void> {
-    const { view, files, postgres, log, config } = this.#ctx;
-    try {
-      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'));
-      this.#tlsRequired = view.spec?.tls?.required ?? false;
-      const was = files.tls !== undefined;
-      files.setTls(tls.files, this.#tlsRequired);
-      if (tls.files && !was) log.info('serving TLS with the cluster certificates');
-      if (!files.written) return;
-      const settingsChanged = await files.write();
-      if ((settingsChanged || (was && tls.changed)) && postgres.reload())
-        log.info({ certificatesChanged: tls.changed }, 'TLS files or settings changed; postgres reloaded');
-    } catch (error) {
-      log.warn({ err: error }, "cannot write PostgreSQL's TLS files; the next change tries again");
-    }
   }
 }
 

@@ -4,7 +4,11 @@
  * spec instead (see ha-defaults.ts), so a spec change reaches running agents.
  */
 
-export const PORT = { postgres: 5432, agent: 8000 } as const;
+/**
+ * `agent` serves the probes and metrics over plain HTTP (and the peer API while the agent has no
+ * peer certificate); `peer` serves the peer API over mutual TLS (contract/postgres-tls.ts).
+ */
+export const PORT = { postgres: 5432, agent: 8000, peer: 8001 } as const;
 
 /** Paths inside the instance container (the process node maps them to local directories). */
 export const PATH = {

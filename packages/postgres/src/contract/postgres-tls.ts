@@ -5,7 +5,9 @@
  *   `sslmode=verify-full` against `ca.crt`), from the cluster's CA or from the user's own Secret;
  * - the replication user's client certificate (common name {@link REPLICATION_USER}) from the
  *   cluster's CA, with which replicas authenticate (`hostssl ... cert`) instead of a password;
- * - that CA, which postgres trusts for client certificates.
+ * - that CA, which postgres trusts for client certificates;
+ * - the agents' peer certificate (common name {@link peerCommonName}), with which they serve and
+ *   call the peer API over mutual TLS: only a holder of the cluster's Secret is a peer.
  * The CA's key stays in names.postgresCa, which only the operator reads.
  */
 import { REPLICATION_USER } from './names.js';
@@ -20,6 +22,8 @@ export const POSTGRES_TLS_KEY = {
   clientCa: 'client-ca.crt',
   replicationCert: 'replication.crt',
   replicationKey: 'replication.key',
+  peerCert: 'peer.crt',
+  peerKey: 'peer.key',
 } as const;
 
 /** The files the agent writes from the Secret (mode 0600, in its run volume). */
@@ -30,6 +34,8 @@ export interface PostgresTlsFiles {
   readonly clientCa: string;
   readonly replicationCert: string;
   readonly replicationKey: string;
+  readonly peerCert: string;
+  readonly peerKey: string;
 }
 
 /**
@@ -55,3 +61,16 @@ export function postgresServerDnsNames(cluster: string, namespace: string): stri
 
 /** The common name of the replication user's client certificate (`cert` authentication maps it to the role). */
 export const REPLICATION_CERT_COMMON_NAME = REPLICATION_USER;
+
+/**
+ * The common name of a cluster's peer certificate: an agent answers, and believes, only a peer
+ * presenting it, from the cluster's CA.
+ *
+ * @example
+ * ```ts
+ * peerCommonName('hippo'); // 'peer@hippo'
+ * ```
+ */
+export function peerCommonName(cluster: string): string {
+  return `peer@${cluster}`;
+}

@@ -1,10 +1,12 @@
 /**
  * The agent's HTTP endpoints on POD_IP:8000: `/healthz` (liveness), `/readyz` (readiness) and
- * `/metrics`, plus the peer API (`GET /status`, `POST /failsafe`). Probes answer from the state the
- * agent already holds, so a slow postgres never makes a probe hang. The peer API is rate-limited
- * per caller (plan/peer-rate-limit.ts) and reads one live status at a time.
+ * `/metrics`, plus the peer API (`GET /status`, `POST /failsafe`) until the agent serves it over
+ * mutual TLS on its own port (peer-server.ts). Probes answer from the state the agent already
+ * holds, so a slow postgres never makes a probe hang. The peer API is rate-limited per caller
+ * (plan/peer-rate-limit.ts) and reads one live status at a time.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { Registry } from 'prom-client';
 import {
   type FailsafeAnswer,
@@ -27,6 +29,8 @@ export interface HealthSource {
   liveStatus?(): Promise<unknown>;
   /** Answers a primary that asks this member to vouch for it (`POST /failsafe`, failsafe mode). */
   vouch?(request: FailsafeRequest): FailsafeAnswer;
+  /** False once the peer API is served over mutual TLS (peer-server.ts) instead; default true. */
+  peerApiOverPlainHttp?(): boolean;
 }
 
 /**
@@ -43,9 +47,47 @@ export async function startHttpServer(
   source: HealthSource,
   registry: Registry,
 ): Promise<Server> {
+  const peerApi = peerApiHandler(source);
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const answer = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
+      response.writeHead(code, { 'content-type': type });
+      response.end(body);
+    };
+    // Once the agent serves the peer API over mutual TLS, plain HTTP no longer answers it.
+    if ((source.peerApiOverPlainHttp?.() ?? true) && peerApi(request, response)) return;
+    if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, 'method not allowed\n');
+    if (path === '/healthz' || path === '/readyz') {
+      const problem = path === '/healthz' ? source.health() : source.readiness();
+      return problem === null ? answer(200, 'ok\n') : answer(503, `${problem}\n`);
+    }
+    if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => answer(200, text, registry.contentType),
+        (error: Error) => answer(500, `${error.message}\n`),
+      );
+      return;
+    }
+    answer(404, 'not found\n');
+  });
+  await listen(server, host, port);
+  return server;
+}
+
+/**
+ * The peer API (`GET /status`, `POST /failsafe`) as a request handler: true when it answered the
+ * request. Rate-limited per caller (plan/peer-rate-limit.ts); one live status read at a time,
+ * shared by every request that asks meanwhile, so however many peers (or a flood) ask, the peer
+ * API holds at most one of the agent's few postgres connections.
+ *
+ * @example
+ * ```ts
+ * const peerApi = peerApiHandler(agent);
+ * createServer((request, response) => peerApi(request, response) || response.end());
+ * ```
+ */
+export function peerApiHandler(source: HealthSource): (request: IncomingMessage, response: ServerResponse) => boolean {
   const limiter = new PeerRateLimiter();
-  // One live status at a time, shared by every request that asks meanwhile: however many peers
-  // (or a flood) ask, the peer API holds at most one of the agent's few postgres connections.
   let inFlight: Promise<unknown> | undefined;
   const liveStatus = (read: () => Promise<unknown>) => {
     inFlight ??= read().finally(() => {
@@ -53,17 +95,17 @@ export async function startHttpServer(
     });
     return inFlight;
   };
-  const server = createServer((request, response) => {
+  return (request, response) => {
     const path = (request.url ?? '/').split('?')[0];
+    if (path !== PEER_STATUS_PATH && path !== PEER_FAILSAFE_PATH) return false;
     const answer = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
       response.writeHead(code, { 'content-type': type });
       response.end(body);
     };
-    if (
-      (path === PEER_STATUS_PATH || path === PEER_FAILSAFE_PATH) &&
-      !limiter.take(request.socket.remoteAddress ?? '', performance.now())
-    )
-      return answer(429, 'too many requests\n');
+    if (!limiter.take(request.socket.remoteAddress ?? '', performance.now())) {
+      answer(429, 'too many requests\n');
+      return true;
+    }
     if (path === PEER_FAILSAFE_PATH && request.method === 'POST' && source.vouch) {
       const vouch = source.vouch.bind(source);
       readJson(request).then(
@@ -75,29 +117,22 @@ export async function startHttpServer(
         },
         (error: Error) => answer(400, `${error.message}\n`),
       );
-      return;
+      return true;
     }
-    if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, 'method not allowed\n');
-    if (path === '/healthz' || path === '/readyz') {
-      const problem = path === '/healthz' ? source.health() : source.readiness();
-      return problem === null ? answer(200, 'ok\n') : answer(503, `${problem}\n`);
-    }
-    if (path === PEER_STATUS_PATH && source.liveStatus) {
+    if (path === PEER_STATUS_PATH && (request.method === 'GET' || request.method === 'HEAD') && source.liveStatus) {
       liveStatus(source.liveStatus.bind(source)).then(
         (status) => answer(200, JSON.stringify(status), 'application/json'),
         (error: Error) => answer(500, `${error.message}\n`),
       );
-      return;
+      return true;
     }
-    if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => answer(200, text, registry.contentType),
-        (error: Error) => answer(500, `${error.message}\n`),
-      );
-      return;
-    }
-    answer(404, 'not found\n');
-  });
+    answer(path === PEER_FAILSAFE_PATH ? 405 : 404, 'not served here\n');
+    return true;
+  };
+}
+
+/** Listens on `host:port`; resolves once bound, rejects if it cannot bind. */
+export async function listen(server: Server | HttpsServer, host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -105,7 +140,6 @@ export async function startHttpServer(
       resolve();
     });
   });
-  return server;
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {

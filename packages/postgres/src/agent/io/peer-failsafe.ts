@@ -1,11 +1,6 @@
 /** Asks a peer agent to vouch for this primary (`POST /failsafe`, see contract/peer-status.ts). */
-import {
-  type FailsafeAnswer,
-  type FailsafeRequest,
-  failsafeAnswer,
-  PEER_FAILSAFE_PATH,
-  PORT,
-} from '../../contract/index.js';
+import { type FailsafeAnswer, type FailsafeRequest, failsafeAnswer, PEER_FAILSAFE_PATH } from '../../contract/index.js';
+import type { PeerClient } from './peer-client.js';
 
 /**
  * The peer's answer, or why none came (a refused connection, `signal` aborting, a reply that is
@@ -13,32 +8,28 @@ import {
  *
  * @example
  * ```ts
- * await requestVouch('10.0.0.7', { leader: 'hippo-instance1-0' }, AbortSignal.timeout(1_000));
+ * await requestVouch(ctx.peers, '10.0.0.7', { leader: 'hippo-instance1-0' }, AbortSignal.timeout(1_000));
  * // { answer: { name: 'hippo-instance1-1', accepted: true } }, or { problem: 'no answer in time' }
  * ```
  */
 export async function requestVouch(
+  peers: PeerClient,
   ip: string,
   request: FailsafeRequest,
   signal: AbortSignal,
 ): Promise<{ answer: FailsafeAnswer } | { problem: string }> {
   try {
-    const response = await fetch(`http://${ip}:${PORT.agent}${PEER_FAILSAFE_PATH}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(request),
-      signal,
-    });
-    const parsed = failsafeAnswer.safeParse(await response.json().catch(() => undefined));
+    const response = await peers.call(ip, PEER_FAILSAFE_PATH, { method: 'POST', body: request, signal });
+    const parsed = failsafeAnswer.safeParse(response.json);
     if (!parsed.success) return { problem: `HTTP ${response.status} without an answer` };
     // A 200 alone is not a vouch: only an answer that says so.
-    return { answer: { ...parsed.data, accepted: response.ok && parsed.data.accepted } };
+    return { answer: { ...parsed.data, accepted: response.status === 200 && parsed.data.accepted } };
   } catch (error) {
     return { problem: signal.aborted ? 'no answer in time' : describe(error) };
   }
 }
 
-/** fetch hides the cause (ECONNREFUSED, …) behind "fetch failed". */
+/** fetch hides the cause (ECONNREFUSED, …) behind "fetch failed"; a TLS refusal says why itself. */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? error.cause.message : undefined;

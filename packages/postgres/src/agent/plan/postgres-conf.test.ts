@@ -99,6 +99,8 @@ const tls = {
   clientCa: '/run/postgresql/postgres-tls/client-ca.crt',
   replicationCert: '/run/postgresql/postgres-tls/replication.crt',
   replicationKey: '/run/postgresql/postgres-tls/replication.key',
+  peerCert: '/run/postgresql/postgres-tls/peer.crt',
+  peerKey: '/run/postgresql/postgres-tls/peer.key',
 };
 
 it('serves TLS once the cluster files are there, and replicas then verify the primary and present a certificate', () => {

@@ -101,6 +101,7 @@ export function instancePod(input: InstancePodInput): Pod {
           ports: [
             { name: 'postgres', containerPort: PORT.postgres },
             { name: 'agent', containerPort: PORT.agent },
+            { name: 'peer', containerPort: PORT.peer },
           ],
           ...AGENT_PROBES,
           ...(instanceSet?.resources ? { resources: instanceSet.resources } : {}),

@@ -16,7 +16,7 @@ it("opens PostgreSQL to clients, and the agents' and pgBackRest's ports to the c
   assert.deepEqual(members?.from, [{ podSelector: { matchLabels: { [LABEL.cluster]: 'hippo' } } }]);
   assert.deepEqual(
     members?.ports?.map((p) => p.port),
-    [8000, 8432],
+    [8000, 8001, 8432],
   );
   assert.equal(policy.spec?.ingress?.length, 2, 'no other port is open');
 });

@@ -1,7 +1,7 @@
 /**
  * The cluster's NetworkPolicy: PostgreSQL (5432) stays open to clients anywhere, while the agents'
- * port (8000: the peer API that failover ranking and the failsafe vote trust, with probes and
- * metrics) and pgBackRest's TLS server (8432) take connections only from the cluster's own Pods.
+ * ports (8000: probes and metrics; 8001: the peer API that failover ranking and the failsafe vote
+ * trust) and pgBackRest's TLS server (8432) take connections only from the cluster's own Pods.
  * A Pod outside the cluster can then no longer reach a peer's `/status` to forge a position.
  * Policies add up, so a user who scrapes metrics allows the scraper to 8000 with a policy of their
  * own. Kubelet probes come from the node, which network plugins let through. Pure.
@@ -31,7 +31,7 @@ export function networkPolicy(cluster: PostgresCluster): NetworkPolicy {
       policyTypes: ['Ingress'],
       ingress: [
         { ports: [tcp(PORT.postgres)] },
-        { from: [members], ports: [tcp(PORT.agent), tcp(PGBACKREST_SERVER_PORT)] },
+        { from: [members], ports: [tcp(PORT.agent), tcp(PORT.peer), tcp(PGBACKREST_SERVER_PORT)] },
       ],
     },
   };

@@ -19,8 +19,12 @@ const replication = (cn = 'streaming_replica', clientAuth = true) =>
 
 /** A complete Secret as the operator writes it. */
 async function complete(): Promise<Record<string, string>> {
-  const plan = planPostgresTls({ caCertPem: ca.caCertPem, data: {}, dnsNames });
-  return nextPostgresTlsData({}, plan, ca.caCertPem, { server: await server(), replication: await replication() });
+  const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: {}, dnsNames });
+  return nextPostgresTlsData({}, plan, ca.caCertPem, {
+    server: await server(),
+    replication: await replication(),
+    peer: await replication('peer@hippo'),
+  });
 }
 
 describe('planPostgresTls', () => {
@@ -30,22 +34,26 @@ describe('planPostgresTls', () => {
   });
 
   it('issues both certificates for a new cluster, and nothing once the Secret holds them', async () => {
-    const plan = planPostgresTls({ caCertPem: ca.caCertPem, data: {}, dnsNames });
+    const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: {}, dnsNames });
     assert.equal(plan.issueServer, 'no certificate from the CA yet');
     assert.equal(plan.issueReplication, 'no certificate yet');
+    assert.equal(plan.issuePeer, 'no certificate yet');
     assert.equal(plan.clientCaOutdated, true);
     const data = await complete();
     assert.equal(data[POSTGRES_TLS_KEY.serverCa], ca.caCertPem);
     assert.equal(data[POSTGRES_TLS_KEY.clientCa], ca.caCertPem);
-    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ caCertPem: ca.caCertPem, data, dnsNames })));
+    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames })));
   });
 
   it('renews 30 days before expiry, and reissues a certificate that lacks a Service name or has the wrong subject', async () => {
     const data = await complete();
     const in340Days = new Date(Date.now() + 340 * 86_400_000);
-    const late = planPostgresTls({ caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
+    const late = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
     assert.match(late.issueServer ?? '', /expires/);
     assert.match(late.issueReplication ?? '', /expires/);
+    assert.match(late.issuePeer ?? '', /expires/);
+    const otherCluster = planPostgresTls({ cluster: 'elsewhere', caCertPem: ca.caCertPem, data, dnsNames });
+    assert.equal(otherCluster.issuePeer, 'its subject is CN=peer@hippo', 'a peer certificate names its own cluster');
 
     const narrow = await server({ names: ['hippo-primary'] });
     const missingName = {
@@ -54,7 +62,7 @@ describe('planPostgresTls', () => {
       [POSTGRES_TLS_KEY.serverKey]: narrow.keyPem,
     };
     assert.match(
-      planPostgresTls({ caCertPem: ca.caCertPem, data: missingName, dnsNames }).issueServer ?? '',
+      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: missingName, dnsNames }).issueServer ?? '',
       /lacks the name/,
     );
 
@@ -65,12 +73,12 @@ describe('planPostgresTls', () => {
       [POSTGRES_TLS_KEY.replicationKey]: wrong.keyPem,
     };
     assert.equal(
-      planPostgresTls({ caCertPem: ca.caCertPem, data: superuser, dnsNames }).issueReplication,
+      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: superuser, dnsNames }).issueReplication,
       'its subject is CN=postgres',
     );
     const swapped = { ...data, [POSTGRES_TLS_KEY.serverKey]: data[POSTGRES_TLS_KEY.replicationKey] ?? '' };
     assert.equal(
-      planPostgresTls({ caCertPem: ca.caCertPem, data: swapped, dnsNames }).issueServer,
+      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: swapped, dnsNames }).issueServer,
       'the key does not match the certificate',
     );
   });
@@ -80,6 +88,7 @@ describe('planPostgresTls', () => {
     const corp = await server({ ca: userCa });
     const userData = { 'ca.crt': userCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem };
     const plan = planPostgresTls({
+      cluster: 'hippo',
       caCertPem: ca.caCertPem,
       data,
       dnsNames,
@@ -98,6 +107,7 @@ describe('planPostgresTls', () => {
     assert.ok(
       postgresTlsPlanIsEmpty(
         planPostgresTls({
+          cluster: 'hippo',
           caCertPem: ca.caCertPem,
           data: next,
           dnsNames,
@@ -108,6 +118,7 @@ describe('planPostgresTls', () => {
 
     const problem = (userSecretData: Record<string, string> | undefined) =>
       planPostgresTls({
+        cluster: 'hippo',
         caCertPem: ca.caCertPem,
         data: next,
         dnsNames,

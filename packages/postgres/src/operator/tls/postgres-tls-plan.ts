@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import { POSTGRES_TLS_KEY, peerCommonName, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
 import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
 import { renewalDueInMs } from './certificate-lifetime.js';
 
@@ -18,6 +18,8 @@ export interface UserServerSecret {
 }
 
 export interface PostgresTlsInput {
+  /** The cluster's name (the peer certificate's common name carries it). */
+  readonly cluster: string;
   /** The cluster's CA certificate (names.postgresCa). */
   readonly caCertPem: string;
   /** The names.postgresTls Secret's data, decoded; empty when it does not exist yet. */
@@ -38,6 +40,8 @@ export interface PostgresTlsPlan {
   readonly copyServer?: { readonly ca: string; readonly cert: string; readonly key: string };
   /** Why the replication user's certificate must be issued; undefined: keep it. */
   readonly issueReplication?: string;
+  /** Why the agents' peer certificate must be issued; undefined: keep it. */
+  readonly issuePeer?: string;
   /** `client-ca.crt` is not the cluster's CA. */
   readonly clientCaOutdated: boolean;
   /** What is wrong with the user's Secret (the Secret keeps what it served until it is fixed). */
@@ -76,10 +80,14 @@ function userSecretProblem(secret: UserServerSecret, now: Date | undefined): str
   return mismatch ? `${where}: ${mismatch}` : undefined;
 }
 
-/** Why the replication user's certificate must be reissued, or undefined. */
-function replicationProblem(input: PostgresTlsInput): string | undefined {
-  const cert = input.data[POSTGRES_TLS_KEY.replicationCert];
-  const key = input.data[POSTGRES_TLS_KEY.replicationKey];
+/** Why the client certificate under `keys` (common name `commonName`) must be reissued, or undefined. */
+function clientCertificateProblem(
+  input: PostgresTlsInput,
+  keys: { readonly cert: string; readonly key: string },
+  commonName: string,
+): string | undefined {
+  const cert = input.data[keys.cert];
+  const key = input.data[keys.key];
   if (!cert || !key) return 'no certificate yet';
   const problem = servingCertificateProblem(
     { caCertPem: input.caCertPem, certPem: cert },
@@ -87,7 +95,7 @@ function replicationProblem(input: PostgresTlsInput): string | undefined {
   );
   if (problem) return problem.reason;
   const leaf = new X509Certificate(cert);
-  if (leaf.subject !== `CN=${REPLICATION_CERT_COMMON_NAME}`) return `its subject is ${leaf.subject}`;
+  if (leaf.subject !== `CN=${commonName}`) return `its subject is ${leaf.subject}`;
   if (!(leaf.keyUsage ?? []).includes(CLIENT_AUTH)) return 'it does not allow client authentication';
   return keyProblem(leaf, key);
 }
@@ -103,8 +111,17 @@ function replicationProblem(input: PostgresTlsInput): string | undefined {
  */
 export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
   const clientCaOutdated = input.data[POSTGRES_TLS_KEY.clientCa] !== input.caCertPem;
-  const issueReplication = replicationProblem(input);
-  const replication = issueReplication ? { issueReplication } : {};
+  const issueReplication = clientCertificateProblem(
+    input,
+    { cert: POSTGRES_TLS_KEY.replicationCert, key: POSTGRES_TLS_KEY.replicationKey },
+    REPLICATION_CERT_COMMON_NAME,
+  );
+  const issuePeer = clientCertificateProblem(
+    input,
+    { cert: POSTGRES_TLS_KEY.peerCert, key: POSTGRES_TLS_KEY.peerKey },
+    peerCommonName(input.cluster),
+  );
+  const replication = { ...(issueReplication ? { issueReplication } : {}), ...(issuePeer ? { issuePeer } : {}) };
   if (!input.userSecret) {
     const issueServer = issuedServerProblem(input);
     return { clientCaOutdated, ...replication, ...(issueServer ? { issueServer } : {}) };
@@ -122,7 +139,7 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
 
 /** Whether the plan changes nothing. */
 export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
-  return !plan.issueServer && !plan.copyServer && !plan.issueReplication && !plan.clientCaOutdated;
+  return !plan.issueServer && !plan.copyServer && !plan.issueReplication && !plan.issuePeer && !plan.clientCaOutdated;
 }
 
 /** A certificate and its key. */
@@ -143,7 +160,7 @@ export function nextPostgresTlsData(
   data: Readonly<Record<string, string>>,
   plan: PostgresTlsPlan,
   caCertPem: string,
-  issued: { readonly server?: IssuedPair; readonly replication?: IssuedPair },
+  issued: { readonly server?: IssuedPair; readonly replication?: IssuedPair; readonly peer?: IssuedPair },
 ): Record<string, string> {
   const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: caCertPem };
   if (issued.server) {
@@ -159,6 +176,10 @@ export function nextPostgresTlsData(
   if (issued.replication) {
     next[POSTGRES_TLS_KEY.replicationCert] = issued.replication.certPem;
     next[POSTGRES_TLS_KEY.replicationKey] = issued.replication.keyPem;
+  }
+  if (issued.peer) {
+    next[POSTGRES_TLS_KEY.peerCert] = issued.peer.certPem;
+    next[POSTGRES_TLS_KEY.peerKey] = issued.peer.keyPem;
   }
   return next;
 }

@@ -8,7 +8,7 @@
 import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import { names, peerCommonName, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
@@ -60,6 +60,7 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     : undefined;
   const plan = (data: Record<string, string>) =>
     planPostgresTls({
+      cluster: clusterName,
       caCertPem: ca.caCertPem,
       data,
       dnsNames: postgresServerDnsNames(clusterName, namespace),
@@ -87,16 +88,22 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   if (todo.copyServer) ctx.log.info({ secret: userSecretName }, "serving the certificate of the cluster's TLS Secret");
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
+  if (todo.issuePeer) ctx.log.info({ reason: todo.issuePeer }, "issuing the agents' peer certificate");
   const dnsNames = postgresServerDnsNames(clusterName, namespace);
-  const [server, replication] = await Promise.all([
+  const [server, replication, peer] = await Promise.all([
     todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
     todo.issueReplication
       ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
+      : undefined,
+    // Served and presented by every agent: peers check the common name, not an address.
+    todo.issuePeer
+      ? issue({ dnsNames: [`${clusterName}-peer`], commonName: peerCommonName(clusterName), clientAuth: true })
       : undefined,
   ]);
   const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
     ...(server ? { server } : {}),
     ...(replication ? { replication } : {}),
+    ...(peer ? { peer } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
   return outcome(todo, next);

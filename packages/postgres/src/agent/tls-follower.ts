@@ -1,0 +1,101 @@
+/**
+ * Follows the cluster's TLS Secret (contract/postgres-tls.ts) for the agent: PostgreSQL's
+ * certificate files and settings, with a reload once a role has written the configuration (a
+ * renewed certificate is served without a restart or a dropped connection), and the peer API's
+ * mutual TLS, server and client. One update at a time, in the order of the changes.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { PORT } from '../contract/index.js';
+import type { AgentContext } from './context.js';
+import { PeerServer } from './io/peer-server.js';
+import { peerTlsFrom, writePostgresTlsFiles } from './io/postgres-tls-files.js';
+
+type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
+
+export class TlsFollower {
+  readonly #ctx: AgentContext;
+  readonly #peerApi: PeerApi;
+  #required = false;
+  #queue: Promise<void> = Promise.resolve();
+  #peerServer: PeerServer | undefined;
+  #peerCert: string | undefined;
+
+  constructor(ctx: AgentContext, peerApi: PeerApi) {
+    this.#ctx = ctx;
+    this.#peerApi = peerApi;
+  }
+
+  /**
+   * Follows the Secret and spec.tls.required; resolves the unsubscribe function once the current
+   * state is applied (before the first write of the configuration, so postgres starts with TLS
+   * when the Secret is there).
+   *
+   * @example
+   * ```ts
+   * const unfollow = await new TlsFollower(ctx, peerApiHandler(agent)).follow();
+   * ```
+   */
+  async follow(): Promise<() => void> {
+    const { view } = this.#ctx;
+    const offTls = view.onTlsChange(() => void this.#next());
+    const offCluster = view.onClusterChange(() => {
+      if ((view.spec?.tls?.required ?? false) !== this.#required) void this.#next();
+    });
+    await this.#next();
+    return () => {
+      offTls();
+      offCluster();
+    };
+  }
+
+  /** False once the peer API is served over mutual TLS: plain HTTP then answers only probes and metrics. */
+  get peerApiOverPlainHttp(): boolean {
+    return this.#peerServer === undefined;
+  }
+
+  close(): void {
+    this.#peerServer?.close();
+    this.#ctx.peers.close();
+  }
+
+  #next(): Promise<void> {
+    this.#queue = this.#queue.then(() => this.#apply());
+    return this.#queue;
+  }
+
+  async #apply(): Promise<void> {
+    const { view, files, postgres, log, config } = this.#ctx;
+    try {
+      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'));
+      this.#required = view.spec?.tls?.required ?? false;
+      const was = files.tls !== undefined;
+      files.setTls(tls.files, this.#required);
+      if (tls.files && !was) log.info('serving TLS with the cluster certificates');
+      await this.#followPeerTls();
+      if (!files.written) return;
+      const settingsChanged = await files.write();
+      if ((settingsChanged || (was && tls.changed)) && postgres.reload())
+        log.info({ certificatesChanged: tls.changed }, 'TLS files or settings changed; postgres reloaded');
+    } catch (error) {
+      log.warn({ err: error }, "cannot apply the cluster's TLS Secret; the next change tries again");
+    }
+  }
+
+  /**
+   * The peer API over mutual TLS once the Secret holds the peer certificate: the server starts (or
+   * takes the renewed certificate) and calls to peers switch to it.
+   */
+  async #followPeerTls(): Promise<void> {
+    const { view, config, peers, log } = this.#ctx;
+    const tls = peerTlsFrom(view.tlsData, config.cluster);
+    if (!tls || tls.cert === this.#peerCert) return;
+    peers.setTls(tls);
+    if (this.#peerServer) this.#peerServer.update(tls);
+    else {
+      this.#peerServer = await PeerServer.start(config.podIP, PORT.peer, tls, this.#peerApi);
+      log.info({ port: PORT.peer }, 'serving the peer API over mutual TLS');
+    }
+    this.#peerCert = tls.cert;
+  }
+}
