@@ -29,6 +29,8 @@ export function benchCluster(name, instances, sync, storageClassName, failsafe =
     metadata: { name, namespace: NS },
     spec: {
       postgresVersion: 15,
+      // The benchmark's writers and probes connect as the superuser.
+      enableSuperuserAccess: true,
       instances: [
         {
           name: 'i',

@@ -174,6 +174,8 @@ export function clusterManifest(name: string, replicas: number, extra: Partial<P
     spec: {
       postgresVersion: 15,
       instances: [{ name: 'i', replicas, dataVolumeClaimSpec: volume }],
+      // The tests read and write through the superuser over the network (the default refuses it).
+      enableSuperuserAccess: true,
       ...extra,
     },
   } as PostgresCluster;

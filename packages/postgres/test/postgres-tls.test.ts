@@ -24,6 +24,7 @@ import { fetchPeerStatus } from '../src/agent/io/peer-status.js';
 import { findPgBin } from '../src/agent/io/pg-bin.js';
 import { peerTlsFrom } from '../src/agent/io/postgres-tls-files.js';
 import {
+  EVENT_REASON,
   names,
   PEER_STATUS_PATH,
   PORT,
@@ -313,6 +314,56 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(again, [
       { usename: 'streaming_replica', state: 'streaming', ssl: true, client_dn: '/CN=streaming_replica' },
     ]);
+  });
+
+  it("refuses the superuser's password from the network by default, and pg_rewind still gets in with the cluster's certificate", async () => {
+    await clusters(env.client).patch(
+      CLUSTER,
+      { spec: { enableSuperuserAccess: false } },
+      { namespace: 'default', type: 'merge' },
+    );
+    const refused = await waitFor(
+      "the superuser's password refused from the network",
+      async () =>
+        viaPsql('sslmode=require', 'SELECT 1').then(
+          () => undefined,
+          (e: unknown) => String(e),
+        ),
+      60_000,
+      500,
+    );
+    // Over TLS only a client certificate for postgres (the agents') gets in; the password does not.
+    assert.match(refused, /connection requires a valid client certificate/);
+
+    // The primary goes, its replica takes over, and the old primary, back on its volume, rejoins:
+    // pg_rewind (and its checkpoint) reach the new primary as the superuser, by certificate only.
+    const before = (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).status?.primary ?? '';
+    assert.ok(before);
+    await env.client.resource('v1', 'Pod').delete(before, { namespace: 'default' });
+    const after = await waitFor(
+      'the replica to take over and the old primary to rejoin',
+      async () => {
+        const c = await clusters(env.client).get(CLUSTER, { namespace: 'default' });
+        const ready = c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
+        return ready && c.status?.readyInstances === 2 && c.status.primary && c.status.primary !== before
+          ? c.status.primary
+          : undefined;
+      },
+      180_000,
+      500,
+    );
+    const events = (
+      (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
+        reason?: string;
+        note?: string;
+      }[]
+    ).filter((e) => e.note?.startsWith(`${before} `) || e.note?.startsWith(`${before}:`));
+    const reasons = events.map((e) => e.reason);
+    assert.ok(
+      reasons.includes(EVENT_REASON.rewound),
+      `${before} rejoined ${after} through pg_rewind: ${reasons.join(', ')}`,
+    );
+    assert.ok(!reasons.includes(EVENT_REASON.rewindFailed), events.map((e) => e.note).join('\n'));
   });
 
   it('renews short-lived certificates before they expire, with no failed verify-full query and the replica streaming', async (t) => {

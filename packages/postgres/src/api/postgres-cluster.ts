@@ -208,6 +208,12 @@ export const postgresClusterSpec = z
       .describe('The <name>-primary and <name>-replicas Services.'),
     ha: ha.optional(),
     tls: tls.optional(),
+    enableSuperuserAccess: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Let the superuser (postgres) log in over the network with the password in Secret <name>-superuser (CloudNativePG's field). Default false: pg_hba refuses it from the network; the agents reach each other's postgres as the superuser with the cluster's certificate only.",
+      ),
     persistentVolumeClaimRetentionPolicy: z
       .object({
         whenScaled: z

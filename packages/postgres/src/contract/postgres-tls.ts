@@ -7,7 +7,10 @@
  *   cluster's CA, with which replicas authenticate (`hostssl ... cert`) instead of a password;
  * - that CA, which postgres trusts for client certificates;
  * - the agents' peer certificate (common name {@link peerCommonName}), with which they serve and
- *   call the peer API over mutual TLS: only a holder of the cluster's Secret is a peer.
+ *   call the peer API over mutual TLS: only a holder of the cluster's Secret is a peer;
+ * - the agents' superuser certificate (common name postgres): with spec.enableSuperuserAccess off
+ *   (the default) pg_hba refuses the superuser's password from the network, and pg_rewind reaches
+ *   the new primary with this certificate instead.
  * The CA's key stays in names.postgresCa, which only the operator reads.
  */
 import { REPLICATION_USER } from './names.js';
@@ -24,6 +27,9 @@ export const POSTGRES_TLS_KEY = {
   replicationKey: 'replication.key',
   peerCert: 'peer.crt',
   peerKey: 'peer.key',
+  /** The agents' superuser certificate (CN postgres): pg_rewind's way in when the password is refused from the network. */
+  superuserCert: 'superuser.crt',
+  superuserKey: 'superuser.key',
 } as const;
 
 /** The files the agent writes from the Secret (mode 0600, in its run volume). */
@@ -36,6 +42,8 @@ export interface PostgresTlsFiles {
   readonly replicationKey: string;
   readonly peerCert: string;
   readonly peerKey: string;
+  readonly superuserCert: string;
+  readonly superuserKey: string;
 }
 
 /**

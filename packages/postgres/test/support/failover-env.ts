@@ -33,6 +33,8 @@ export function failoverCluster(name: string, replicas: number, ha: Record<strin
     metadata: { name, namespace: 'default' },
     spec: {
       postgresVersion: 15,
+      // The tests read and write through the superuser over the network.
+      enableSuperuserAccess: true,
       instances: [
         {
           name: 'i',

@@ -5,10 +5,11 @@
  * mode itself when the instance was not shut down cleanly.
  */
 import { execFile } from 'node:child_process';
-import { rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PORT, SUPERUSER } from '../../contract/index.js';
+import { PORT, type PostgresTlsFiles, SUPERUSER } from '../../contract/index.js';
+import { conninfoValue } from '../plan/postgres-conf.js';
 import { CommandError, withParentDeathSignal } from './commands.js';
 import type { Logger } from './logger.js';
 import type { Redactor } from './redactor.js';
@@ -90,18 +91,23 @@ export interface RewindResult {
 }
 
 /**
- * pg_rewind from the new primary at `host`, as the superuser (the password goes in the environment
- * only). Resolves whether a rewind was needed; rejects if it failed.
+ * pg_rewind from the new primary at `host`, as the superuser: with the cluster's TLS files over
+ * TLS with the superuser certificate (the primary verified by the cluster's CA), which is how the
+ * agents get in when pg_hba refuses the superuser's password from the network; the password goes
+ * along (in the environment only) for clusters that allow it. Resolves whether a rewind was
+ * needed; rejects if it failed.
  */
 export async function rewind(input: {
   readonly pgBin: string;
   readonly pgdata: string;
   readonly host: string;
   readonly superuserPassword: string;
+  readonly tls?: PostgresTlsFiles;
   readonly log: Logger;
   readonly redactor: Redactor;
 }): Promise<RewindResult> {
   const started = performance.now();
+  const tls = input.tls;
   // A just-promoted primary writes its new timeline into pg_control only at its next checkpoint;
   // pg_rewind reads the timeline from there and would see no divergence until then.
   const db = new pg.Client({
@@ -113,6 +119,17 @@ export async function rewind(input: {
     connectionTimeoutMillis: 10_000,
     application_name: 'kanri-agent-rewind',
     options: AGENT_SESSION_OPTIONS,
+    ...(tls
+      ? {
+          ssl: {
+            ca: await readFile(tls.serverCa, 'utf8'),
+            cert: await readFile(tls.superuserCert, 'utf8'),
+            key: await readFile(tls.superuserKey, 'utf8'),
+            // verify-ca: the primary is dialled by Pod IP, which its certificate does not name.
+            checkServerIdentity: () => undefined,
+          },
+        }
+      : {}),
   });
   db.on('error', () => undefined);
   try {
@@ -121,7 +138,15 @@ export async function rewind(input: {
   } finally {
     await db.end().catch(() => undefined);
   }
-  const source = `host=${input.host} port=${PORT.postgres} user=${SUPERUSER} dbname=postgres connect_timeout=10`;
+  const source = [
+    `host=${input.host} port=${PORT.postgres} user=${SUPERUSER} dbname=postgres connect_timeout=10`,
+    ...(tls
+      ? [
+          `sslmode=verify-ca sslrootcert=${conninfoValue(tls.serverCa)} sslcert=${conninfoValue(tls.superuserCert)}`,
+          `sslkey=${conninfoValue(tls.superuserKey)}`,
+        ]
+      : []),
+  ].join(' ');
   const output = await captureCommand(
     join(input.pgBin, 'pg_rewind'),
     ['--target-pgdata', input.pgdata, '--source-server', source],

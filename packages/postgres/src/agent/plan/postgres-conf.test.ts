@@ -101,6 +101,8 @@ const tls = {
   replicationKey: '/run/postgresql/postgres-tls/replication.key',
   peerCert: '/run/postgresql/postgres-tls/peer.crt',
   peerKey: '/run/postgresql/postgres-tls/peer.key',
+  superuserCert: '/run/postgresql/postgres-tls/superuser.crt',
+  superuserKey: '/run/postgresql/postgres-tls/superuser.key',
 };
 
 it('serves TLS once the cluster files are there, and replicas then verify the primary and present a certificate', () => {

@@ -97,8 +97,15 @@ export function buildArchiveCommand(node: string, script: string, socket: string
   return `${[node, script, socket].map(shellWord).join(' ')} %p`;
 }
 
-/** A libpq conninfo value: single-quoted with backslash escapes when it holds anything unusual. */
-function conninfoValue(value: string): string {
+/**
+ * A libpq conninfo value: single-quoted with backslash escapes when it holds anything unusual.
+ *
+ * @example
+ * ```ts
+ * conninfoValue('/run/a b/ca.crt'); // "'/run/a b/ca.crt'"
+ * ```
+ */
+export function conninfoValue(value: string): string {
   return /^[A-Za-z0-9_.:/-]+$/.test(value) ? value : `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 

@@ -56,6 +56,7 @@ export async function runRejoin(
       pgdata: config.pgdata,
       host: source.podIP,
       superuserPassword: config.superuserPassword,
+      ...(ctx.files.tls ? { tls: ctx.files.tls } : {}),
       log: log.child({ component: 'pg_rewind' }),
       redactor: ctx.redactor,
     });

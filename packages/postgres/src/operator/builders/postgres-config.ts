@@ -15,6 +15,7 @@ import {
   quoteConfValue,
   REPLICATION_USER,
   type RestoreSource,
+  SUPERUSER,
 } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 import { defaultMaxSlotWalKeepSize } from './wal-retention.js';
@@ -66,6 +67,11 @@ export function postgresConfig(cluster: PostgresCluster, restoreSource?: Restore
     'local all postgres peer',
     'local all all scram-sha-256',
     `host replication ${REPLICATION_USER} all scram-sha-256`,
+    // The superuser's password works from the network only when the spec allows it; the agents
+    // (pg_rewind and its checkpoint) come with the cluster's superuser certificate instead.
+    ...(cluster.spec.enableSuperuserAccess
+      ? []
+      : [`hostssl all ${SUPERUSER} all cert`, `host all ${SUPERUSER} all reject`]),
     'host all all all scram-sha-256',
   ].join('\n');
   return {

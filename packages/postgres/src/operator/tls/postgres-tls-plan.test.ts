@@ -24,6 +24,7 @@ async function complete(): Promise<Record<string, string>> {
     server: await server(),
     replication: await replication(),
     peer: await replication('peer@hippo'),
+    superuser: await replication('postgres'),
   });
 }
 
@@ -38,6 +39,7 @@ describe('planPostgresTls', () => {
     assert.equal(plan.issueServer, 'no certificate from the CA yet');
     assert.equal(plan.issueReplication, 'no certificate yet');
     assert.equal(plan.issuePeer, 'no certificate yet');
+    assert.equal(plan.issueSuperuser, 'no certificate yet');
     assert.equal(plan.clientCaOutdated, true);
     const data = await complete();
     assert.equal(data[POSTGRES_TLS_KEY.serverCa], ca.caCertPem);

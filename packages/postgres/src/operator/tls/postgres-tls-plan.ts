@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, peerCommonName, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import { POSTGRES_TLS_KEY, peerCommonName, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
 import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
 import { renewalDueInMs } from './certificate-lifetime.js';
 
@@ -42,6 +42,8 @@ export interface PostgresTlsPlan {
   readonly issueReplication?: string;
   /** Why the agents' peer certificate must be issued; undefined: keep it. */
   readonly issuePeer?: string;
+  /** Why the agents' superuser certificate must be issued; undefined: keep it. */
+  readonly issueSuperuser?: string;
   /** `client-ca.crt` is not the cluster's CA. */
   readonly clientCaOutdated: boolean;
   /** What is wrong with the user's Secret (the Secret keeps what it served until it is fixed). */
@@ -121,7 +123,16 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
     { cert: POSTGRES_TLS_KEY.peerCert, key: POSTGRES_TLS_KEY.peerKey },
     peerCommonName(input.cluster),
   );
-  const replication = { ...(issueReplication ? { issueReplication } : {}), ...(issuePeer ? { issuePeer } : {}) };
+  const issueSuperuser = clientCertificateProblem(
+    input,
+    { cert: POSTGRES_TLS_KEY.superuserCert, key: POSTGRES_TLS_KEY.superuserKey },
+    SUPERUSER,
+  );
+  const replication = {
+    ...(issueReplication ? { issueReplication } : {}),
+    ...(issuePeer ? { issuePeer } : {}),
+    ...(issueSuperuser ? { issueSuperuser } : {}),
+  };
   if (!input.userSecret) {
     const issueServer = issuedServerProblem(input);
     return { clientCaOutdated, ...replication, ...(issueServer ? { issueServer } : {}) };
@@ -139,7 +150,14 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
 
 /** Whether the plan changes nothing. */
 export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
-  return !plan.issueServer && !plan.copyServer && !plan.issueReplication && !plan.issuePeer && !plan.clientCaOutdated;
+  return (
+    !plan.issueServer &&
+    !plan.copyServer &&
+    !plan.issueReplication &&
+    !plan.issuePeer &&
+    !plan.issueSuperuser &&
+    !plan.clientCaOutdated
+  );
 }
 
 /** A certificate and its key. */
@@ -160,7 +178,12 @@ export function nextPostgresTlsData(
   data: Readonly<Record<string, string>>,
   plan: PostgresTlsPlan,
   caCertPem: string,
-  issued: { readonly server?: IssuedPair; readonly replication?: IssuedPair; readonly peer?: IssuedPair },
+  issued: {
+    readonly server?: IssuedPair;
+    readonly replication?: IssuedPair;
+    readonly peer?: IssuedPair;
+    readonly superuser?: IssuedPair;
+  },
 ): Record<string, string> {
   const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: caCertPem };
   if (issued.server) {
@@ -180,6 +203,10 @@ export function nextPostgresTlsData(
   if (issued.peer) {
     next[POSTGRES_TLS_KEY.peerCert] = issued.peer.certPem;
     next[POSTGRES_TLS_KEY.peerKey] = issued.peer.keyPem;
+  }
+  if (issued.superuser) {
+    next[POSTGRES_TLS_KEY.superuserCert] = issued.superuser.certPem;
+    next[POSTGRES_TLS_KEY.superuserKey] = issued.superuser.keyPem;
   }
   return next;
 }

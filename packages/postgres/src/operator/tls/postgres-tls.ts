@@ -8,7 +8,13 @@
 import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, peerCommonName, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
+import {
+  names,
+  peerCommonName,
+  postgresServerDnsNames,
+  REPLICATION_CERT_COMMON_NAME,
+  SUPERUSER,
+} from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
@@ -89,8 +95,9 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
   if (todo.issuePeer) ctx.log.info({ reason: todo.issuePeer }, "issuing the agents' peer certificate");
+  if (todo.issueSuperuser) ctx.log.info({ reason: todo.issueSuperuser }, "issuing the agents' superuser certificate");
   const dnsNames = postgresServerDnsNames(clusterName, namespace);
-  const [server, replication, peer] = await Promise.all([
+  const [server, replication, peer, superuser] = await Promise.all([
     todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
     todo.issueReplication
       ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
@@ -99,11 +106,15 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     todo.issuePeer
       ? issue({ dnsNames: [`${clusterName}-peer`], commonName: peerCommonName(clusterName), clientAuth: true })
       : undefined,
+    todo.issueSuperuser
+      ? issue({ dnsNames: [`${clusterName}-superuser`], commonName: SUPERUSER, clientAuth: true })
+      : undefined,
   ]);
   const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
     ...(server ? { server } : {}),
     ...(replication ? { replication } : {}),
     ...(peer ? { peer } : {}),
+    ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
   return outcome(todo, next);
