@@ -117,6 +117,6 @@ export {
   servingCertificateProblem,
 } from './webhook/serving-cert.js';
 export type { CertificateSecretOptions } from './webhook/serving-cert-secret.js';
-export { ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
+export { caSecretName, ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
 export type { WebhookOptions } from './webhook/webhook-runner.js';
 export { WebhookRunner } from './webhook/webhook-runner.js';

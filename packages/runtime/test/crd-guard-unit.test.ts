@@ -220,7 +220,7 @@ describe('the manifests', () => {
     assert.throws(() => crdDeletionGuardWebhook({ name: 'x' }), /either service or url/);
   });
 
-  it('derives RBAC: list on each guarded resource, get/patch on the configuration by name, the Secret by name', () => {
+  it('derives RBAC: list on each guarded resource, get/patch on the configuration by name, the Secrets by name', () => {
     const { clusterRules, namespaceRules } = crdDeletionGuardRules({
       crds: [crd(), { spec: { group: 'example.com', names: { plural: 'gadgets' } } }],
       configurationName: 'op-crd-deletion-guard',
@@ -236,7 +236,12 @@ describe('the manifests', () => {
       },
     ]);
     assert.deepEqual(namespaceRules, [
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['op-webhook-cert'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        verbs: ['get', 'update'],
+        resourceNames: ['op-webhook-cert', 'op-webhook-cert-ca'],
+      },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     ]);
   });

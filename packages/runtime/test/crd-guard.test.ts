@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import {
   type AdmissionServer,
   CRD_DELETION_GUARD_PATH,
+  caSecretName,
   crdDeletionGuard,
   crdDeletionGuardWebhook,
   createServingCertificate,
@@ -208,6 +209,71 @@ describe('the CRD deletion guard against a real API server', () => {
 
       const again = await ensureServingCertificateSecret(client, base);
       assert.equal(again.certPem, renewed.certPem, 'a valid certificate is kept: no renewal back and forth');
+    });
+  });
+
+  describe('the CA Secret', () => {
+    const count = (bundle: string) => (bundle.match(/BEGIN CERTIFICATE/g) ?? []).length;
+    const data = async (name: string) => {
+      const secret = await client.resource('v1', 'Secret').get(name, { namespace: 'default' });
+      return Object.fromEntries(
+        Object.entries((secret as { data?: Record<string, string> }).data ?? {}).map(([k, v]) => [
+          k,
+          Buffer.from(v, 'base64').toString('utf8'),
+        ]),
+      );
+    };
+
+    it('keeps the CA key out of the serving Secret, and rotates the CA with an overlap in the caBundle', async () => {
+      const name = 'rotation-webhook-cert';
+      const base = { namespace: 'default', name, dnsNames: serviceDnsNames('rotation', 'default') };
+      const day = 86_400_000;
+      const first = await ensureServingCertificateSecret(client, { ...base, caValidityDays: 100 });
+      assert.deepEqual(
+        Object.keys(await data(name)).sort(),
+        ['ca.crt', 'tls.crt', 'tls.key'],
+        'no CA key beside the serving key',
+      );
+      assert.deepEqual(Object.keys(await data(caSecretName(name))).sort(), ['ca.crt', 'ca.key']);
+
+      // 80 days on: the CA has 20 left. A new CA joins the bundle; the certificate served stays.
+      const overlap = await ensureServingCertificateSecret(client, { ...base, now: new Date(Date.now() + 80 * day) });
+      assert.equal(count(overlap.caCertPem), 2, 'the caBundle trusts the old CA and the new');
+      assert.equal(overlap.certPem, first.certPem, 'the old CA’s certificate is served on');
+      assert.equal((await data(name))['ca.crt'], overlap.caCertPem);
+      assert.equal((await data(caSecretName(name)))['previous-ca.crt'], first.caCertPem.trimEnd().concat('\n'));
+
+      // 90 days on: the certificate moves to the new CA, which every caBundle has trusted since.
+      const moved = await ensureServingCertificateSecret(client, { ...base, now: new Date(Date.now() + 90 * day) });
+      assert.notEqual(moved.certPem, first.certPem);
+      const newCa = (await data(caSecretName(name)))['ca.crt'] ?? '';
+      assert.ok(
+        new X509Certificate(moved.certPem).verify(new X509Certificate(newCa).publicKey),
+        'issued by the new CA',
+      );
+      assert.equal(count(moved.caCertPem), 2);
+
+      // After the old CA's end, it leaves the bundle.
+      const after = await ensureServingCertificateSecret(client, { ...base, now: new Date(Date.now() + 101 * day) });
+      assert.equal(count(after.caCertPem), 1);
+      assert.equal(after.certPem, moved.certPem);
+      assert.equal((await data(caSecretName(name)))['previous-ca.crt'], undefined);
+    });
+
+    it('splits a serving Secret of the older layout (the CA key beside the serving key), keeping the CA', async () => {
+      const name = 'legacy-webhook-cert';
+      const dnsNames = serviceDnsNames('legacy', 'default');
+      const old = await createServingCertificate({ dnsNames });
+      await client.resource('v1', 'Secret').create({
+        metadata: { name, namespace: 'default' },
+        type: 'kubernetes.io/tls',
+        stringData: { 'ca.crt': old.caCertPem, 'ca.key': old.caKeyPem, 'tls.crt': old.certPem, 'tls.key': old.keyPem },
+      });
+      const now = await ensureServingCertificateSecret(client, { namespace: 'default', name, dnsNames });
+      assert.equal(now.certPem, old.certPem, 'nothing renewed');
+      assert.equal(now.caCertPem.trimEnd(), old.caCertPem.trimEnd(), 'the same caBundle');
+      assert.equal((await data(name))['ca.key'], undefined, 'the CA key left the serving Secret');
+      assert.equal((await data(caSecretName(name)))['ca.key'], old.caKeyPem);
     });
   });
 

@@ -5,6 +5,7 @@
  */
 import type { ValidatingWebhook } from 'kubernetes-types/admissionregistration/v1.js';
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
+import { caSecretName } from './ca-rotation.js';
 import { CRD_DELETION_GUARD_PATH, KANRI_MANAGED_BY_LABEL } from './crd-deletion-guard.js';
 
 /** The webhook's name inside its configuration (a configuration may hold several). */
@@ -130,7 +131,7 @@ export interface CrdDeletionGuardRulesOptions {
   readonly configurationName: string;
   /** When the operator applies the whole configuration itself (`installedBy: 'manager'`), it also needs `create`, which RBAC cannot limit to one name. */
   readonly createsConfiguration?: boolean;
-  /** The Secret that shares the certificate between replicas: `get`/`update` on it by name, and `create` on Secrets (namespaced: grant it in the operator's namespace only). */
+  /** The Secret that shares the certificate between replicas: `get`/`update` on it and on its CA's (`<name>-ca`) by name, and `create` on Secrets (namespaced: grant it in the operator's namespace only). */
   readonly certificateSecret?: string;
 }
 
@@ -178,7 +179,8 @@ export function crdDeletionGuardRules(options: CrdDeletionGuardRulesOptions): {
           apiGroups: [''],
           resources: ['secrets'],
           verbs: ['get', 'update'],
-          resourceNames: [options.certificateSecret],
+          // The serving certificate, and the CA that issues it, kept apart (serving-cert-secret.ts).
+          resourceNames: [options.certificateSecret, caSecretName(options.certificateSecret)],
         },
         { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
       ]
