@@ -22,6 +22,7 @@ import { dataVolumeClaim } from '../src/operator/builders/data-volume-claim.js';
 import { disruptionBudget } from '../src/operator/builders/disruption-budget.js';
 import { instancePod } from '../src/operator/builders/instance-pod.js';
 import { instanceRbac } from '../src/operator/builders/instance-rbac.js';
+import { networkPolicy } from '../src/operator/builders/network-policy.js';
 import { postgresConfig } from '../src/operator/builders/postgres-config.js';
 import { secrets } from '../src/operator/builders/secrets.js';
 import { services } from '../src/operator/builders/services.js';
@@ -114,6 +115,11 @@ const spec = fc.record(
     service: fc.record({
       type: mostly(fc.constantFrom('ClusterIP', 'NodePort', 'LoadBalancer'), fc.constant('Ingress')),
     }),
+    tls: fc.record(
+      { serverSecret: mostly(goodName(12), nameLike(12)), required: mostly(fc.boolean(), fc.constant('yes')) },
+      { requiredKeys: [] },
+    ),
+    enableSuperuserAccess: mostly(fc.boolean(), fc.constant(1)),
   },
   { requiredKeys: ['postgresVersion', 'instances'] },
 );
@@ -129,6 +135,12 @@ function namesProblems(cluster: PostgresCluster): string[] {
   const c = cluster.metadata?.name ?? '';
   for (const service of services(cluster))
     check('Service', service.metadata?.name ?? '', DNS_1035.test(service.metadata?.name ?? ''));
+  check(
+    'NetworkPolicy',
+    networkPolicy(cluster).metadata?.name ?? '',
+    DNS_SUBDOMAIN.test(networkPolicy(cluster).metadata?.name ?? ''),
+  );
+  for (const secret of [names.postgresTls(c), names.postgresCa(c)]) check('Secret', secret, DNS_SUBDOMAIN.test(secret));
   for (const secret of secrets(cluster, {
     superuser: 'p',
     replication: 'p',
@@ -187,6 +199,7 @@ describe('PostgresCluster specs, fuzzed through admission and the operator’s p
           instancePod({ cluster: admitted, ...instance, bootstrap: index === 0 ? 'initdb' : 'basebackup' });
         }
         postgresConfig(admitted);
+        networkPolicy(admitted);
         disruptionBudget(admitted);
         instanceRbac(admitted);
         assert.deepEqual(namesProblems(admitted), [], `admitted ${name} with ${JSON.stringify(candidate)}`);
