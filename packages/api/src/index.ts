@@ -44,6 +44,7 @@ export {
   operatorManifests,
   parseImage,
   resolvePackaging,
+  watchNamespaceFromEnv,
 } from './packaging/index.js';
 export type { PolicyRule, RbacOptions } from './rbac.js';
 export { deriveRbac, deriveRules } from './rbac.js';

@@ -4,6 +4,7 @@ import { controller } from '@kanri/runtime';
 import { z } from 'zod';
 import { defineResource } from './define-resource.js';
 import { defineOperator } from './operator.js';
+import { watchNamespaceFromEnv } from './packaging/runtime-env.js';
 
 const Widget = defineResource({
   group: 'op-test.kanri.dev',
@@ -66,5 +67,27 @@ describe('defineOperator', () => {
       op.rbac().filter((o) => String(o.kind).startsWith('Cluster')),
       [],
     );
+  });
+
+  it("renders a cluster-wide definition for one namespace when the install asks (the chart's watchNamespace)", () => {
+    const op = defineOperator({ name: 'widget-operator', resources: [Widget], controllers: [widgets as never] });
+    assert.ok(
+      op.rbac().some((o) => o.kind === 'ClusterRole'),
+      'cluster-wide by default, with the guard',
+    );
+    const scoped = op.rbac({ watchNamespace: 'team-b' });
+    assert.deepEqual(
+      scoped.filter((o) => String(o.kind).startsWith('Cluster')),
+      [],
+    );
+    const role = scoped.find((o) => o.kind === 'Role' && (o.metadata as { namespace?: string }).namespace === 'team-b');
+    const rules = (role as { rules: { resources: string[]; resourceNames?: string[] }[] }).rules;
+    assert.ok(rules.some((r) => r.resources.includes('widgets')));
+    assert.ok(
+      !rules.some((r) => r.resourceNames?.includes('widget-operator-webhook-cert')),
+      "the guard's rules left out",
+    );
+    assert.equal(watchNamespaceFromEnv({ KANRI_WATCH_NAMESPACE: ' team-b ' }), 'team-b');
+    assert.equal(watchNamespaceFromEnv({ KANRI_WATCH_NAMESPACE: '' }), undefined, 'empty: every namespace');
   });
 });

@@ -13,7 +13,12 @@ import {
   type ManagerOptions,
 } from '@kanri/runtime';
 import type { CustomResourceDefinitionObject, ResourceDefinition } from './define-resource.js';
-import { crdDeletionGuardFromEnv, managerOptionsFromEnv, WEBHOOK_PORT } from './packaging/runtime-env.js';
+import {
+  crdDeletionGuardFromEnv,
+  managerOptionsFromEnv,
+  WEBHOOK_PORT,
+  watchNamespaceFromEnv,
+} from './packaging/runtime-env.js';
 import { deriveRbac, type PolicyRule } from './rbac.js';
 
 export interface OperatorInput {
@@ -59,7 +64,14 @@ export interface OperatorDefinition extends Required<Omit<OperatorInput, 'watchN
    * guard needs when it is on. `{ crdDeletionGuard: false }` leaves the guard's rules out, for an
    * install that turns the guard off.
    */
-  rbac(options?: { readonly crdDeletionGuard?: boolean }): Record<string, unknown>[];
+  rbac(options?: {
+    readonly crdDeletionGuard?: boolean;
+    /**
+     * An install that watches one namespace: Roles there instead of ClusterRoles, and no CRD
+     * deletion guard (a cluster-wide webhook). Default: the definition's `watchNamespace`.
+     */
+    readonly watchNamespace?: string;
+  }): Record<string, unknown>[];
   /**
    * Creates a manager with every controller added and leader election on, in the namespace the
    * Pod runs in (`POD_NAMESPACE`, set by the generated Deployment) or the operator's namespace;
@@ -122,11 +134,12 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     admissionPolicies: input.admissionPolicies ?? [],
     crds: () => definition.resources.map((r) => r.crd),
     rbac: (options = {}) => {
-      const { clusterRules, namespaceRules } = guardRules(guard && options.crdDeletionGuard !== false);
+      const watched = options.watchNamespace ?? input.watchNamespace;
+      const { clusterRules, namespaceRules } = guardRules(guard && !watched && options.crdDeletionGuard !== false);
       return deriveRbac(definition.controllers, {
         name: definition.name,
         namespace,
-        ...(input.watchNamespace ? { watchNamespace: input.watchNamespace } : {}),
+        ...(watched ? { watchNamespace: watched } : {}),
         extraRules: [...definition.extraRules, ...clusterRules],
         namespaceRules,
         plurals: definition.plurals,
@@ -152,16 +165,19 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
       ];
     },
     async manager(options: ManagerOptions = {}) {
+      // KANRI_WATCH_NAMESPACE (the chart's watchNamespace) narrows an install to one namespace.
+      const watched = watchNamespaceFromEnv(process.env) ?? input.watchNamespace;
       const manager = await Manager.create({
         name: definition.name,
-        ...(input.watchNamespace ? { namespace: input.watchNamespace } : {}),
+        ...(watched ? { namespace: watched } : {}),
         cache: definition.cache,
         // Leader election on a Lease in POD_NAMESPACE, unless the Deployment turns it off.
         ...managerOptionsFromEnv(process.env, namespace),
         // In a cluster (the generated Deployment sets POD_NAMESPACE) the webhook serves behind its
         // Service; out of cluster (`kanri dev`, tests) it is opt-in through `options.webhook`. An
-        // install without the webhook's objects says so with KANRI_CRD_DELETION_GUARD=false.
-        ...(guard && process.env.POD_NAMESPACE && crdDeletionGuardFromEnv(process.env)
+        // install without the webhook's objects says so with KANRI_CRD_DELETION_GUARD=false; one
+        // watching a single namespace has no cluster-wide webhook.
+        ...(guard && !watched && process.env.POD_NAMESPACE && crdDeletionGuardFromEnv(process.env)
           ? {
               webhook: {
                 bindAddress: `:${WEBHOOK_PORT}`,

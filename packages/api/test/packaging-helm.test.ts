@@ -179,6 +179,30 @@ describe('the generated Helm chart with the real helm on a real control plane', 
     );
   });
 
+  it('watching one namespace: Roles there and in its own, no ClusterRole, no webhook, and the operator told', async () => {
+    const rendered = parseRendered(
+      await helmRun('template', RELEASE, chartDir, '--namespace', NAMESPACE, '--set', 'watchNamespace=team-a'),
+    );
+    const placed = rendered.map((r) => `${r.object.kind}/${r.object.metadata?.namespace}/${r.object.metadata?.name}`);
+    assert.deepEqual(placed.sort(), [
+      'Deployment/gizmo-system/gizmo-operator',
+      'Role/gizmo-system/gizmo-operator-leader-election',
+      'Role/team-a/gizmo-operator',
+      'RoleBinding/gizmo-system/gizmo-operator-leader-election',
+      'RoleBinding/team-a/gizmo-operator',
+      'Service/gizmo-system/gizmo-operator-metrics',
+      'ServiceAccount/gizmo-system/gizmo-operator',
+    ]);
+    const binding = rendered.find((r) => r.object.kind === 'RoleBinding' && r.object.metadata?.namespace === 'team-a')
+      ?.object as unknown as { subjects: { namespace: string }[] };
+    assert.equal(binding.subjects[0]?.namespace, NAMESPACE, "it binds the release's ServiceAccount");
+    const deployment = rendered.find((r) => r.object.kind === 'Deployment')?.object as Deployment;
+    const env = deployment.spec?.template.spec?.containers[0]?.env ?? [];
+    assert.equal(env.find((e) => e.name === 'KANRI_WATCH_NAMESPACE')?.value, 'team-a');
+    assert.equal(env.find((e) => e.name === 'KANRI_CRD_DELETION_GUARD')?.value, 'false');
+    await assert.rejects(helmRun('template', RELEASE, chartDir, '--set', 'watchNamespace=Team_A'), /watchNamespace/);
+  });
+
   it('applies to the API server, dry run first and then for real, and the operator Pod becomes Ready', async () => {
     const rendered = parseRendered(await helmRun('template', RELEASE, chartDir, '--namespace', NAMESPACE));
     const objects = rendered.map((r) => r.object);

@@ -363,9 +363,12 @@ describe('helmChart', () => {
     assert.match(file('templates/NOTES.txt'), /helm uninstall` leaves them/);
   });
 
-  it('templates the webhook objects under crdDeletionGuard.enabled, calling the Service in the release namespace', () => {
+  it('templates the webhook objects under crdDeletionGuard.enabled (and no watchNamespace), calling the Service in the release namespace', () => {
     const webhook = file('templates/webhook.yaml');
-    assert.match(webhook, /^\{\{- if \.Values\.crdDeletionGuard\.enabled \}\}$/m);
+    assert.match(
+      webhook,
+      /^\{\{- if \(and \.Values\.crdDeletionGuard\.enabled \(not \.Values\.watchNamespace\)\) \}\}$/m,
+    );
     assert.match(webhook, /^kind: ValidatingWebhookConfiguration$/m);
     assert.match(
       webhook,
@@ -374,14 +377,17 @@ describe('helmChart', () => {
     assert.match(webhook, /selector:\n {4}\{\{- include "gizmo-operator\.selectorLabels" \. \| nindent 4 \}\}/);
     assert.doesNotMatch(webhook, /caBundle/);
     const deployment = file('templates/deployment.yaml');
-    assert.ok(deployment.includes('value: {{ .Values.crdDeletionGuard.enabled | quote }}'));
+    assert.ok(
+      deployment.includes('value: {{ (and .Values.crdDeletionGuard.enabled (not .Values.watchNamespace)) | quote }}'),
+    );
+    assert.ok(deployment.includes('value: {{ .Values.watchNamespace | quote }}'));
     assert.ok(deployment.includes('metrics.port 9443 is the admission webhook'));
     // The guard's Role renders only with the guard, and in the release namespace.
     const rbacYaml = file('templates/rbac.yaml');
     const role = rbacYaml.indexOf('name: gizmo-operator-namespace');
     assert.ok(role > 0);
     assert.ok(
-      rbacYaml.lastIndexOf('{{- if .Values.crdDeletionGuard.enabled }}', role) >
+      rbacYaml.lastIndexOf('{{- if (and .Values.crdDeletionGuard.enabled (not .Values.watchNamespace)) }}', role) >
         rbacYaml.lastIndexOf('{{- end }}', role),
     );
     assert.match(rbacYaml.slice(role), /^ {2}namespace: \{\{ \.Release\.Namespace \}\}$/m);

@@ -55,6 +55,8 @@ export async function startPostgresEnv(
     pgbackrest?: boolean;
     /** More tags of IMAGE, each running the programs in the given directory (a deliberately broken install, say). */
     extraTags?: Readonly<Record<string, string>>;
+    /** Install the operator for this namespace alone: Roles there, no ClusterRole, KANRI_WATCH_NAMESPACE. */
+    watchNamespace?: string;
   } = {},
 ): Promise<PostgresEnv> {
   // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
@@ -95,7 +97,10 @@ export async function startPostgresEnv(
   await apply(PostgresBackupResource.crd as unknown as Record<string, unknown>);
   await apply(PGUpgradeResource.crd as unknown as Record<string, unknown>);
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-  for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
+  const watchNamespace = options.watchNamespace;
+  if (watchNamespace) await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watchNamespace } });
+  const rbac = postgresOperator.rbac(watchNamespace ? { watchNamespace } : {});
+  for (const object of [...rbac, ...postgresOperator.admissionPolicies]) await apply(object);
   await waitFor('the PostgresCluster CRD to be served', () =>
     client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
   );
@@ -139,6 +144,7 @@ export async function startPostgresEnv(
           KUBECONFIG: identity.kubeconfigPath,
           KANRI_BIND_ADDRESS: '127.0.0.1:0',
           KANRI_LOG_LEVEL: 'debug',
+          ...(watchNamespace ? { KANRI_WATCH_NAMESPACE: watchNamespace } : {}),
           ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

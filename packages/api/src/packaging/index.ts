@@ -8,4 +8,10 @@ export { manifestsToYaml, operatorManifests } from './manifests.js';
 export { isOperatorDefinition, operatorDefinitionProblem } from './operator-check.js';
 export type { PackagingOptions, ResolvedPackaging } from './options.js';
 export { DEFAULT_RESOURCES, OPERATOR_UID, parseImage, resolvePackaging } from './options.js';
-export { crdDeletionGuardFromEnv, managerOptionsFromEnv, OPERATOR_ENV, WEBHOOK_PORT } from './runtime-env.js';
+export {
+  crdDeletionGuardFromEnv,
+  managerOptionsFromEnv,
+  OPERATOR_ENV,
+  WEBHOOK_PORT,
+  watchNamespaceFromEnv,
+} from './runtime-env.js';

@@ -19,6 +19,8 @@ export const OPERATOR_ENV = {
   bindAddress: 'KANRI_BIND_ADDRESS',
   /** `true` (default) or `false`: serve the CRD deletion guard webhook, whose objects the install then includes. */
   crdDeletionGuard: 'KANRI_CRD_DELETION_GUARD',
+  /** One namespace to watch (the install's Roles are there); empty or unset: every namespace. */
+  watchNamespace: 'KANRI_WATCH_NAMESPACE',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -63,4 +65,16 @@ export function managerOptionsFromEnv(
  */
 export function crdDeletionGuardFromEnv(env: Env): boolean {
   return booleanFromEnv(env, OPERATOR_ENV.crdDeletionGuard);
+}
+
+/**
+ * The one namespace the install watches (`KANRI_WATCH_NAMESPACE`), or undefined for all of them.
+ *
+ * @example
+ * ```ts
+ * watchNamespaceFromEnv({ KANRI_WATCH_NAMESPACE: 'team-a' }); // 'team-a'
+ * ```
+ */
+export function watchNamespaceFromEnv(env: Env): string | undefined {
+  return env[OPERATOR_ENV.watchNamespace]?.trim() || undefined;
 }
