@@ -316,6 +316,52 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     ]);
   });
 
+  it("lets replicas log in with the user's certificate, whose CA postgres then trusts", async () => {
+    const replicationCa = await createCertificateAuthority({ commonName: 'corp-replication-ca' });
+    const mine = await createServingCertificate({
+      dnsNames: ['replication'],
+      commonName: 'streaming_replica',
+      clientAuth: true,
+      ca: replicationCa,
+    });
+    await env.client.resource('v1', 'Secret').create({
+      metadata: { name: 'corp-repl', namespace: 'default' },
+      type: 'kubernetes.io/tls',
+      stringData: { 'ca.crt': replicationCa.caCertPem, 'tls.crt': mine.certPem, 'tls.key': mine.keyPem },
+    });
+    await clusters(env.client).patch(
+      CLUSTER,
+      { spec: { tls: { replicationSecret: 'corp-repl' } } },
+      { namespace: 'default', type: 'merge' },
+    );
+    await waitFor(
+      "the user's replication certificate in the cluster's TLS Secret",
+      async () =>
+        (await secretValue(env.client, names.postgresTls(CLUSTER), POSTGRES_TLS_KEY.replicationCert)) === mine.certPem,
+      60_000,
+      500,
+    );
+    // The stream predates the change: cut it until the replica comes back with the new certificate.
+    const stream = await waitFor(
+      "the replica streaming with the user's certificate",
+      async () => {
+        const [row] = await primaryOverTls(
+          'SELECT s.issuer_dn, s.client_dn, r.state FROM pg_stat_replication r JOIN pg_stat_ssl s USING (pid)',
+        );
+        if (row?.issuer_dn === '/CN=corp-replication-ca' && row.state === 'streaming') return row;
+        await primaryOverTls('SELECT pg_terminate_backend(pid) FROM pg_stat_replication');
+        return undefined;
+      },
+      90_000,
+      2_000,
+    );
+    assert.deepEqual(stream, {
+      issuer_dn: '/CN=corp-replication-ca',
+      client_dn: '/CN=streaming_replica',
+      state: 'streaming',
+    });
+  });
+
   it("refuses the superuser's password from the network by default, and pg_rewind still gets in with the cluster's certificate", async () => {
     await clusters(env.client).patch(
       CLUSTER,

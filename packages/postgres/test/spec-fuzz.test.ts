@@ -116,7 +116,11 @@ const spec = fc.record(
       type: mostly(fc.constantFrom('ClusterIP', 'NodePort', 'LoadBalancer'), fc.constant('Ingress')),
     }),
     tls: fc.record(
-      { serverSecret: mostly(goodName(12), nameLike(12)), required: mostly(fc.boolean(), fc.constant('yes')) },
+      {
+        serverSecret: mostly(goodName(12), nameLike(12)),
+        replicationSecret: mostly(goodName(12), nameLike(12)),
+        required: mostly(fc.boolean(), fc.constant('yes')),
+      },
       { requiredKeys: [] },
     ),
     enableSuperuserAccess: mostly(fc.boolean(), fc.constant(1)),

@@ -145,6 +145,13 @@ const tls = z
       .describe(
         "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
       ),
+    replicationSecret: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
+      .optional()
+      .describe(
+        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's. Default: one from the cluster's CA.",
+      ),
     required: z
       .boolean()
       .default(false)

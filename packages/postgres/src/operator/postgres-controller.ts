@@ -119,8 +119,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
     const tls = await reconcilePostgresTls(cluster, ctx);
     if (tls.problem) {
-      ctx.log.warn({ problem: tls.problem }, 'cannot serve the TLS Secret of the spec; keeping the certificate served');
-      await ctx.event('Warning', 'ServerTLSSecretInvalid', tls.problem);
+      ctx.log.warn({ problem: tls.problem }, 'cannot use a TLS Secret of the spec; keeping what is served');
+      await ctx.event('Warning', 'TLSSecretInvalid', tls.problem);
     }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);

@@ -142,4 +142,59 @@ describe('planPostgresTls', () => {
     );
     assert.equal(bad.copyServer, undefined, 'what the instances serve stays until the Secret is fixed');
   });
+
+  it("replicates with the user's certificate, trusting its CA beside the cluster's; a broken one falls back to the cluster's", async () => {
+    const data = await complete();
+    const replicationCa = await createCertificateAuthority({ commonName: 'corp-replication-ca' });
+    const mine = await createServingCertificate({
+      dnsNames: ['replication'],
+      commonName: 'streaming_replica',
+      clientAuth: true,
+      ca: replicationCa,
+    });
+    const userReplicationSecret = {
+      name: 'corp-repl',
+      data: { 'ca.crt': replicationCa.caCertPem, 'tls.crt': mine.certPem, 'tls.key': mine.keyPem },
+    };
+    const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames, userReplicationSecret });
+    assert.equal(plan.issueReplication, undefined);
+    assert.deepEqual(plan.copyReplication, { ca: replicationCa.caCertPem, cert: mine.certPem, key: mine.keyPem });
+    assert.equal(plan.clientCaOutdated, true);
+    const next = nextPostgresTlsData(data, plan, ca.caCertPem, {});
+    assert.equal(next[POSTGRES_TLS_KEY.replicationCert], mine.certPem);
+    const trusted = next[POSTGRES_TLS_KEY.clientCa] ?? '';
+    assert.ok(trusted.includes(ca.caCertPem.trim()) && trusted.includes(replicationCa.caCertPem.trim()), 'both CAs');
+    assert.ok(
+      postgresTlsPlanIsEmpty(
+        planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: next, dnsNames, userReplicationSecret }),
+      ),
+    );
+
+    const other = await createServingCertificate({
+      dnsNames: ['x'],
+      commonName: 'app',
+      clientAuth: true,
+      ca: replicationCa,
+    });
+    const wrongName = planPostgresTls({
+      cluster: 'hippo',
+      caCertPem: ca.caCertPem,
+      data: next,
+      dnsNames,
+      userReplicationSecret: {
+        name: 'corp-repl',
+        data: { ...userReplicationSecret.data, 'tls.crt': other.certPem, 'tls.key': other.keyPem },
+      },
+    });
+    assert.equal(
+      wrongName.userReplicationSecretProblem,
+      'Secret corp-repl (spec.tls.replicationSecret): its subject is CN=app, not CN=streaming_replica',
+    );
+    assert.equal(
+      wrongName.issueReplication,
+      'the serving certificate was not issued by the CA',
+      "the cluster's CA takes over",
+    );
+    assert.equal(wrongName.clientCa, ca.caCertPem);
+  });
 });

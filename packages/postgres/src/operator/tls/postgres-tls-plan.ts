@@ -11,7 +11,7 @@ import { renewalDueInMs } from './certificate-lifetime.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
-/** The Secret spec.tls.serverSecret names: its data decoded, or undefined when it does not exist. */
+/** A Secret the spec names (serverSecret, replicationSecret): its data decoded, or undefined when it does not exist. */
 export interface UserServerSecret {
   readonly name: string;
   readonly data: Readonly<Record<string, string>> | undefined;
@@ -28,6 +28,8 @@ export interface PostgresTlsInput {
   readonly dnsNames: readonly string[];
   /** Set when the spec names the server's Secret. */
   readonly userSecret?: UserServerSecret;
+  /** Set when the spec names the replication user's Secret (PGO's customReplicationTLSSecret). */
+  readonly userReplicationSecret?: UserServerSecret;
   /** Renew an issued certificate once less than this remains; default RENEW_BEFORE_DAYS. */
   readonly renewBeforeDays?: number;
   readonly now?: Date;
@@ -44,10 +46,16 @@ export interface PostgresTlsPlan {
   readonly issuePeer?: string;
   /** Why the agents' superuser certificate must be issued; undefined: keep it. */
   readonly issueSuperuser?: string;
-  /** `client-ca.crt` is not the cluster's CA. */
+  /** The user's replication certificate, key and CA, to copy in when they differ from the Secret's. */
+  readonly copyReplication?: { readonly ca: string; readonly cert: string; readonly key: string };
+  /** What `client-ca.crt` must be: the cluster's CA, and the user's replication CA when one is used. */
+  readonly clientCa: string;
+  /** `client-ca.crt` is not {@link clientCa}. */
   readonly clientCaOutdated: boolean;
-  /** What is wrong with the user's Secret (the Secret keeps what it served until it is fixed). */
+  /** What is wrong with the user's server Secret (the Secret keeps what it served until it is fixed). */
   readonly userSecretProblem?: string;
+  /** What is wrong with the user's replication Secret (replicas use the cluster's certificate meanwhile). */
+  readonly userReplicationSecretProblem?: string;
 }
 
 const renewBefore = (input: PostgresTlsInput) => input.renewBeforeDays ?? RENEW_BEFORE_DAYS;
@@ -65,22 +73,40 @@ function issuedServerProblem(input: PostgresTlsInput): string | undefined {
   return problem?.reason ?? keyProblem(new X509Certificate(cert), key);
 }
 
-/** Why the user's Secret cannot serve, naming it and the key at fault; undefined when it can. */
-function userSecretProblem(secret: UserServerSecret, now: Date | undefined): string | undefined {
-  const where = `Secret ${secret.name} (spec.tls.serverSecret)`;
+/**
+ * Why the user's Secret cannot serve, naming it, its spec field and the key at fault; undefined
+ * when it can. A client certificate must also carry `commonName`.
+ */
+function userSecretProblem(
+  secret: UserServerSecret,
+  field: string,
+  now: Date | undefined,
+  commonName?: string,
+): string | undefined {
+  const where = `Secret ${secret.name} (${field})`;
   if (!secret.data) return `${where} does not exist`;
   const missing = ['ca.crt', 'tls.crt', 'tls.key'].filter((key) => !secret.data?.[key]);
   if (missing.length > 0) return `${where} lacks ${missing.join(', ')}`;
   const { 'ca.crt': ca = '', 'tls.crt': cert = '', 'tls.key': key = '' } = secret.data;
-  // Expired or not issued by its ca.crt: clients would refuse it. Renewal is the user's (renewBeforeDays 0).
+  // Expired or not issued by its ca.crt: peers would refuse it. Renewal is the user's (renewBeforeDays 0).
   const problem = servingCertificateProblem(
     { caCertPem: ca, certPem: cert },
     { renewBeforeDays: 0, ...(now ? { now } : {}) },
   );
   if (problem) return `${where}: ${problem.reason}`;
-  const mismatch = keyProblem(new X509Certificate(cert), key);
+  const leaf = new X509Certificate(cert);
+  if (commonName && leaf.subject !== `CN=${commonName}`)
+    return `${where}: its subject is ${leaf.subject}, not CN=${commonName}`;
+  const mismatch = keyProblem(leaf, key);
   return mismatch ? `${where}: ${mismatch}` : undefined;
 }
+
+/** The user's certificate, key and CA, as the plan copies them. */
+const userCopy = (secret: UserServerSecret) => ({
+  ca: secret.data?.['ca.crt'] ?? '',
+  cert: secret.data?.['tls.crt'] ?? '',
+  key: secret.data?.['tls.key'] ?? '',
+});
 
 /** Why the client certificate under `keys` (common name `commonName`) must be reissued, or undefined. */
 function clientCertificateProblem(
@@ -112,12 +138,30 @@ function clientCertificateProblem(
  * ```
  */
 export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
-  const clientCaOutdated = input.data[POSTGRES_TLS_KEY.clientCa] !== input.caCertPem;
-  const issueReplication = clientCertificateProblem(
-    input,
-    { cert: POSTGRES_TLS_KEY.replicationCert, key: POSTGRES_TLS_KEY.replicationKey },
-    REPLICATION_CERT_COMMON_NAME,
-  );
+  const replicationSecret = input.userReplicationSecret;
+  const userReplicationSecretProblem =
+    replicationSecret &&
+    userSecretProblem(replicationSecret, 'spec.tls.replicationSecret', input.now, REPLICATION_CERT_COMMON_NAME);
+  // A usable user's replication certificate is copied in; otherwise (none, or a broken one) the
+  // cluster's CA issues it, and postgres trusts the cluster's CA either way.
+  const userReplication = replicationSecret && !userReplicationSecretProblem ? userCopy(replicationSecret) : undefined;
+  const clientCa = userReplication
+    ? `${input.caCertPem.trimEnd()}\n${userReplication.ca.trimEnd()}\n`
+    : input.caCertPem;
+  const clientCaOutdated = input.data[POSTGRES_TLS_KEY.clientCa] !== clientCa;
+  const issueReplication = userReplication
+    ? undefined
+    : clientCertificateProblem(
+        input,
+        { cert: POSTGRES_TLS_KEY.replicationCert, key: POSTGRES_TLS_KEY.replicationKey },
+        REPLICATION_CERT_COMMON_NAME,
+      );
+  const copyReplication =
+    userReplication &&
+    (input.data[POSTGRES_TLS_KEY.replicationCert] !== userReplication.cert ||
+      input.data[POSTGRES_TLS_KEY.replicationKey] !== userReplication.key)
+      ? userReplication
+      : undefined;
   const issuePeer = clientCertificateProblem(
     input,
     { cert: POSTGRES_TLS_KEY.peerCert, key: POSTGRES_TLS_KEY.peerKey },
@@ -128,24 +172,27 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
     { cert: POSTGRES_TLS_KEY.superuserCert, key: POSTGRES_TLS_KEY.superuserKey },
     SUPERUSER,
   );
-  const replication = {
+  const common = {
+    clientCa,
+    clientCaOutdated,
     ...(issueReplication ? { issueReplication } : {}),
+    ...(copyReplication ? { copyReplication } : {}),
+    ...(userReplicationSecretProblem ? { userReplicationSecretProblem } : {}),
     ...(issuePeer ? { issuePeer } : {}),
     ...(issueSuperuser ? { issueSuperuser } : {}),
   };
   if (!input.userSecret) {
     const issueServer = issuedServerProblem(input);
-    return { clientCaOutdated, ...replication, ...(issueServer ? { issueServer } : {}) };
+    return { ...common, ...(issueServer ? { issueServer } : {}) };
   }
-  const problem = userSecretProblem(input.userSecret, input.now);
-  if (problem) return { clientCaOutdated, ...replication, userSecretProblem: problem };
-  const user = input.userSecret.data ?? {};
-  const copy = { ca: user['ca.crt'] ?? '', cert: user['tls.crt'] ?? '', key: user['tls.key'] ?? '' };
+  const problem = userSecretProblem(input.userSecret, 'spec.tls.serverSecret', input.now);
+  if (problem) return { ...common, userSecretProblem: problem };
+  const copy = userCopy(input.userSecret);
   const same =
     input.data[POSTGRES_TLS_KEY.serverCa] === copy.ca &&
     input.data[POSTGRES_TLS_KEY.serverCert] === copy.cert &&
     input.data[POSTGRES_TLS_KEY.serverKey] === copy.key;
-  return { clientCaOutdated, ...replication, ...(same ? {} : { copyServer: copy }) };
+  return { ...common, ...(same ? {} : { copyServer: copy }) };
 }
 
 /** Whether the plan changes nothing. */
@@ -154,6 +201,7 @@ export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
     !plan.issueServer &&
     !plan.copyServer &&
     !plan.issueReplication &&
+    !plan.copyReplication &&
     !plan.issuePeer &&
     !plan.issueSuperuser &&
     !plan.clientCaOutdated
@@ -185,7 +233,7 @@ export function nextPostgresTlsData(
     readonly superuser?: IssuedPair;
   },
 ): Record<string, string> {
-  const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: caCertPem };
+  const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: plan.clientCa };
   if (issued.server) {
     next[POSTGRES_TLS_KEY.serverCa] = caCertPem;
     next[POSTGRES_TLS_KEY.serverCert] = issued.server.certPem;
@@ -199,6 +247,10 @@ export function nextPostgresTlsData(
   if (issued.replication) {
     next[POSTGRES_TLS_KEY.replicationCert] = issued.replication.certPem;
     next[POSTGRES_TLS_KEY.replicationKey] = issued.replication.keyPem;
+  }
+  if (plan.copyReplication) {
+    next[POSTGRES_TLS_KEY.replicationCert] = plan.copyReplication.cert;
+    next[POSTGRES_TLS_KEY.replicationKey] = plan.copyReplication.key;
   }
   if (issued.peer) {
     next[POSTGRES_TLS_KEY.peerCert] = issued.peer.certPem;
@@ -235,4 +287,13 @@ export function postgresTlsRenewalDueInMs(
   };
   const issuedServer = data[POSTGRES_TLS_KEY.serverCa] === caCertPem ? data[POSTGRES_TLS_KEY.serverCert] : undefined;
   return renewalDueInMs([notAfter(issuedServer), notAfter(data[POSTGRES_TLS_KEY.replicationCert])], lifetime, now);
+}
+
+/** Whether `certPem` was issued by the CA `caPem` (a user's certificate is the user's to renew). */
+function issuedBy(caPem: string, certPem: string): boolean {
+  try {
+    return new X509Certificate(certPem).verify(new X509Certificate(caPem).publicKey);
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,8 @@
  * Keeps a cluster's PostgreSQL TLS Secret (contract/postgres-tls.ts) complete and current: the CA
  * in names.postgresCa (created once, read by the operator only), the server certificate (issued
  * for the Service names, or copied from spec.tls.serverSecret), and the replication user's client
- * certificate. Renewed 30 days before expiry; the agents reload postgres when the Secret changes.
+ * certificate (or copied from spec.tls.replicationSecret). Renewed 30 days before expiry; the
+ * agents reload postgres when the Secret changes.
  * Key material never reaches a log or an event.
  */
 import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
@@ -39,13 +40,13 @@ export interface PostgresTlsOutcome {
 }
 
 /**
- * Brings names.postgresTls up to date, and says what is wrong with the user's server Secret and
- * when the next renewal is due.
+ * Brings names.postgresTls up to date, and says what is wrong with the user's Secrets and when
+ * the next renewal is due.
  *
  * @example
  * ```ts
  * const { problem, renewInMs } = await reconcilePostgresTls(cluster, ctx);
- * if (problem) await ctx.event('Warning', 'ServerTLSSecretInvalid', problem);
+ * if (problem) await ctx.event('Warning', 'TLSSecretInvalid', problem);
  * ```
  */
 export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Context): Promise<PostgresTlsOutcome> {
@@ -60,9 +61,13 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   if (!ca) return {};
   const secretName = names.postgresTls(clusterName);
   const userSecretName = cluster.spec.tls?.serverSecret;
-  // The user's Secret carries no cluster label, so the filtered cache never holds it: read it live.
+  const userReplicationName = cluster.spec.tls?.replicationSecret;
+  // The user's Secrets carry no cluster label, so the filtered cache never holds them: read them live.
   const userSecret = userSecretName
     ? { name: userSecretName, data: await readUserSecret(ctx, userSecretName, namespace) }
+    : undefined;
+  const userReplicationSecret = userReplicationName
+    ? { name: userReplicationName, data: await readUserSecret(ctx, userReplicationName, namespace) }
     : undefined;
   const plan = (data: Record<string, string>) =>
     planPostgresTls({
@@ -72,11 +77,16 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
       dnsNames: postgresServerDnsNames(clusterName, namespace),
       renewBeforeDays: lifetime.renewBeforeDays,
       ...(userSecret ? { userSecret } : {}),
+      ...(userReplicationSecret ? { userReplicationSecret } : {}),
     });
-  const outcome = (plan: { userSecretProblem?: string }, data: Record<string, string>): PostgresTlsOutcome => {
+  const outcome = (
+    plan: { userSecretProblem?: string; userReplicationSecretProblem?: string },
+    data: Record<string, string>,
+  ): PostgresTlsOutcome => {
     const renewInMs = postgresTlsRenewalDueInMs(data, ca.caCertPem, lifetime);
+    const problems = [plan.userSecretProblem, plan.userReplicationSecretProblem].filter(Boolean);
     return {
-      ...(plan.userSecretProblem ? { problem: plan.userSecretProblem } : {}),
+      ...(problems.length > 0 ? { problem: problems.join('; ') } : {}),
       ...(renewInMs !== undefined ? { renewInMs } : {}),
     };
   };
@@ -91,7 +101,9 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
     createServingCertificate({ ...request, ca, validityDays: lifetime.validityDays });
   if (todo.issueServer) ctx.log.info({ reason: todo.issueServer }, 'issuing the PostgreSQL server certificate');
-  if (todo.copyServer) ctx.log.info({ secret: userSecretName }, "serving the certificate of the cluster's TLS Secret");
+  if (todo.copyServer) ctx.log.info({ secret: userSecretName }, "serving the certificate of the spec's TLS Secret");
+  if (todo.copyReplication)
+    ctx.log.info({ secret: userReplicationName }, "replicating with the certificate of the spec's replication Secret");
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
   if (todo.issuePeer) ctx.log.info({ reason: todo.issuePeer }, "issuing the agents' peer certificate");
