@@ -234,32 +234,20 @@ export function nextPostgresTlsData(
   },
 ): Record<string, string> {
   const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: plan.clientCa };
-  if (issued.server) {
-    next[POSTGRES_TLS_KEY.serverCa] = caCertPem;
-    next[POSTGRES_TLS_KEY.serverCert] = issued.server.certPem;
-    next[POSTGRES_TLS_KEY.serverKey] = issued.server.keyPem;
-  }
-  if (plan.copyServer) {
-    next[POSTGRES_TLS_KEY.serverCa] = plan.copyServer.ca;
-    next[POSTGRES_TLS_KEY.serverCert] = plan.copyServer.cert;
-    next[POSTGRES_TLS_KEY.serverKey] = plan.copyServer.key;
-  }
-  if (issued.replication) {
-    next[POSTGRES_TLS_KEY.replicationCert] = issued.replication.certPem;
-    next[POSTGRES_TLS_KEY.replicationKey] = issued.replication.keyPem;
-  }
-  if (plan.copyReplication) {
-    next[POSTGRES_TLS_KEY.replicationCert] = plan.copyReplication.cert;
-    next[POSTGRES_TLS_KEY.replicationKey] = plan.copyReplication.key;
-  }
-  if (issued.peer) {
-    next[POSTGRES_TLS_KEY.peerCert] = issued.peer.certPem;
-    next[POSTGRES_TLS_KEY.peerKey] = issued.peer.keyPem;
-  }
-  if (issued.superuser) {
-    next[POSTGRES_TLS_KEY.superuserCert] = issued.superuser.certPem;
-    next[POSTGRES_TLS_KEY.superuserKey] = issued.superuser.keyPem;
-  }
+  const put = (certKey: string, keyKey: string, pair: IssuedPair | undefined) => {
+    if (!pair) return;
+    next[certKey] = pair.certPem;
+    next[keyKey] = pair.keyPem;
+  };
+  const copied = (user: { readonly cert: string; readonly key: string } | undefined) =>
+    user && { certPem: user.cert, keyPem: user.key };
+  const K = POSTGRES_TLS_KEY;
+  const serverCa = plan.copyServer?.ca ?? (issued.server ? caCertPem : undefined);
+  if (serverCa !== undefined) next[K.serverCa] = serverCa;
+  put(K.serverCert, K.serverKey, copied(plan.copyServer) ?? issued.server);
+  put(K.replicationCert, K.replicationKey, copied(plan.copyReplication) ?? issued.replication);
+  put(K.peerCert, K.peerKey, issued.peer);
+  put(K.superuserCert, K.superuserKey, issued.superuser);
   return next;
 }
 
