@@ -31,7 +31,10 @@ export async function retry<T>(
   return undefined;
 }
 
-/** Polls every 100 ms until postgres answers, or `signal` aborts. */
-export async function untilAccepting(db: LocalDb, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted && !(await db.ping())) await sleepUnlessAborted(100, signal);
+/** Polls every 100 ms until postgres answers, or `signal` aborts; `onWait` runs at each poll that found it not answering. */
+export async function untilAccepting(db: LocalDb, signal: AbortSignal, onWait?: () => void): Promise<void> {
+  while (!signal.aborted && !(await db.ping())) {
+    onWait?.();
+    await sleepUnlessAborted(100, signal);
+  }
 }

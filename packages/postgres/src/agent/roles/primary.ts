@@ -144,8 +144,13 @@ async function lead(
     if (lost.aborted) return;
     // A promoted replica's postgres runs already (in recovery): reload, then promote it.
     if (postgres.wanted && changed) postgres.reload();
+    ctx.lastFatal.line = undefined;
     postgres.start();
-    await untilAccepting(ctx.db, lost);
+    // A postgres that cannot start (a bad parameter value, say) says why in its log: the report says it too.
+    await untilAccepting(ctx.db, lost, () => {
+      const fatal = ctx.lastFatal.line;
+      if (fatal) state.setPhase(`postgres does not start as primary: ${fatal.slice(0, 300)}`);
+    });
     if (lost.aborted) return;
     if (!promoted) {
       promoted = await promoteIfStandby(ctx, lost);
