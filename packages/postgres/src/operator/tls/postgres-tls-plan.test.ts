@@ -118,6 +118,18 @@ describe('planPostgresTls', () => {
       ),
     );
 
+    const fresh = planPostgresTls({
+      cluster: 'hippo',
+      caCertPem: ca.caCertPem,
+      data: {},
+      dnsNames,
+      userSecret: { name: 'corp-tls', data: undefined },
+    });
+    assert.equal(
+      fresh.issueServer,
+      'no certificate from the CA yet',
+      "a new cluster serves the cluster CA's meanwhile",
+    );
     const problem = (userSecretData: Record<string, string> | undefined) =>
       planPostgresTls({
         cluster: 'hippo',

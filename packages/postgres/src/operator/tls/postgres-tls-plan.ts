@@ -186,7 +186,13 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
     return { ...common, ...(issueServer ? { issueServer } : {}) };
   }
   const problem = userSecretProblem(input.userSecret, 'spec.tls.serverSecret', input.now);
-  if (problem) return { ...common, userSecretProblem: problem };
+  if (problem) {
+    // Keep serving what is served; a cluster that serves nothing yet gets the cluster CA's
+    // certificate meanwhile (with tls.required, no client could connect otherwise).
+    const serving = Boolean(input.data[POSTGRES_TLS_KEY.serverCert] && input.data[POSTGRES_TLS_KEY.serverKey]);
+    const issueServer = serving ? undefined : issuedServerProblem(input);
+    return { ...common, userSecretProblem: problem, ...(issueServer ? { issueServer } : {}) };
+  }
   const copy = userCopy(input.userSecret);
   const same =
     input.data[POSTGRES_TLS_KEY.serverCa] === copy.ca &&
