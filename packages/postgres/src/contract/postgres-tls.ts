@@ -32,7 +32,10 @@ export const POSTGRES_TLS_KEY = {
   superuserKey: 'superuser.key',
 } as const;
 
-/** The files the agent writes from the Secret (mode 0600, in its run volume). */
+/**
+ * The files the agent writes from the Secret (mode 0600, in its run volume) for postgres and libpq.
+ * The peer certificate is not among them: the peer API takes it from the Secret in memory.
+ */
 export interface PostgresTlsFiles {
   readonly serverCa: string;
   readonly serverCert: string;
@@ -40,8 +43,6 @@ export interface PostgresTlsFiles {
   readonly clientCa: string;
   readonly replicationCert: string;
   readonly replicationKey: string;
-  readonly peerCert: string;
-  readonly peerKey: string;
   readonly superuserCert: string;
   readonly superuserKey: string;
 }

@@ -49,11 +49,6 @@ export class PeerClient {
     };
   }
 
-  /** Whether calls go over mutual TLS. */
-  get mutualTls(): boolean {
-    return this.#tls !== undefined;
-  }
-
   /**
    * Calls `path` on the peer at `ip`. Rejects when the peer cannot be reached or is not a peer
    * (its certificate), or when `signal` aborts.

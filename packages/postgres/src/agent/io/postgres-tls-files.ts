@@ -25,7 +25,10 @@ export async function writePostgresTlsFiles(
   dir: string,
 ): Promise<{ files: PostgresTlsFiles | undefined; changed: boolean }> {
   if (!data) return { files: undefined, changed: false };
-  const entries = Object.entries(POSTGRES_TLS_KEY) as [keyof PostgresTlsFiles, string][];
+  const entries = Object.entries(POSTGRES_TLS_KEY).filter(([field]) => field !== 'peerCert' && field !== 'peerKey') as [
+    keyof PostgresTlsFiles,
+    string,
+  ][];
   const contents = entries.map(([field, key]) => [field, key, data[key]] as const);
   if (contents.some(([, , value]) => !value)) return { files: undefined, changed: false };
   await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -99,8 +99,6 @@ const tls = {
   clientCa: '/run/postgresql/postgres-tls/client-ca.crt',
   replicationCert: '/run/postgresql/postgres-tls/replication.crt',
   replicationKey: '/run/postgresql/postgres-tls/replication.key',
-  peerCert: '/run/postgresql/postgres-tls/peer.crt',
-  peerKey: '/run/postgresql/postgres-tls/peer.key',
   superuserCert: '/run/postgresql/postgres-tls/superuser.crt',
   superuserKey: '/run/postgresql/postgres-tls/superuser.key',
 };
