@@ -126,6 +126,7 @@ describe('the keeper: a stalled agent is fenced by its watchdog, a killed agent 
         250,
       );
       await watcher.stop();
+      assert.deepEqual(watcher.blindSpans(), [], 'the watcher probed every instance throughout');
       assert.deepEqual(watcher.violations(), []);
       console.log(`# split-brain moments: ${watcher.violations().length} (${watcher.probes} probes)`);
     } finally {

@@ -128,6 +128,7 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
       });
       assert.deepEqual([...events.failed, ...events.recloned], [], 'no RewindFailed or Recloned Event');
       await watcher.stop();
+      assert.deepEqual(watcher.blindSpans(), [], 'the watcher probed every instance throughout');
       assert.deepEqual(watcher.violations(), []);
     } finally {
       await writer.stop();

@@ -151,6 +151,10 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
       assert.equal(events.failed.length, eventsBefore.failed.length, 'no RewindFailed Event');
       assert.equal(events.recloned.length, eventsBefore.recloned.length, 'no Recloned Event');
       rewinds.push(decision);
+      // The watcher must see each new primary take writes, or its verdict below covers nothing.
+      await waitFor(`the split-brain watcher to see ${holder} accept writes`, () =>
+        watcher.accepted.some((a) => a.pod === holder && a.start > crashedAt),
+      );
       // Its data equals the new primary's up to a point both have.
       const [{ m } = { m: '0' }] = await sql<{ m: string }>(first.host, password, 'SELECT max(n)::text AS m FROM seq');
       const digest = `SELECT count(*)::text AS c, md5(string_agg(n::text, ',' ORDER BY n)) AS h FROM seq WHERE n <= ${Number(m)}`;
@@ -187,9 +191,13 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
     await watcher.stop();
     const violations = watcher.violations();
     console.log(
-      `# split-brain watcher: ${watcher.probes} probes, ${watcher.accepted.length} accepted writes, ${violations.length} violations`,
+      `# split-brain watcher: ${watcher.probes} probes, ${watcher.accepted.length} accepted writes, ${violations.length} violations; failed probes: ${JSON.stringify([...watcher.errors])}`,
     );
-    assert.ok(watcher.accepted.length > 100, 'the watcher saw primaries accept writes');
+    assert.ok(
+      watcher.accepted.length > 100,
+      `the watcher saw primaries accept writes; its failures: ${JSON.stringify([...watcher.errors])}`,
+    );
+    assert.deepEqual(watcher.blindSpans(), [], 'the watcher probed every instance throughout');
     assert.deepEqual(violations, []);
   });
 });

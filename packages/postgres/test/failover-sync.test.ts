@@ -235,9 +235,10 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     await watcher.stop();
     const violations = watcher.violations();
     console.log(
-      `# split-brain watcher (sync): ${watcher.probes} probes, ${watcher.accepted.length} accepted, ${violations.length} violations`,
+      `# split-brain watcher (sync): ${watcher.probes} probes, ${watcher.accepted.length} accepted, ${violations.length} violations; failed probes: ${JSON.stringify([...watcher.errors])}`,
     );
-    assert.ok(watcher.accepted.length > 100);
+    assert.ok(watcher.accepted.length > 100, `its failures: ${JSON.stringify([...watcher.errors])}`);
+    assert.deepEqual(watcher.blindSpans(), [], 'the watcher probed every instance throughout');
     assert.deepEqual(violations, []);
   });
 });

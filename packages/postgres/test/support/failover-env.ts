@@ -136,8 +136,18 @@ export async function sql<R extends Record<string, unknown>>(
   try {
     return (await db.query<R>(text, params)).rows;
   } finally {
-    await db.end().catch(() => undefined);
+    await closeClient(db);
   }
+}
+
+/**
+ * Ends a client without waiting on a connection that broke: pg's `end()` waits for the socket's
+ * end event, which a reset or timed-out connection may never send. An awaited `end()` once left
+ * the split-brain watcher's loop for a crashed primary stuck for the rest of a run, so it probed
+ * no primary at all while its check still passed.
+ */
+export async function closeClient(db: pg.Client | undefined): Promise<void> {
+  if (db) await Promise.race([db.end().catch(() => undefined), sleep(500)]);
 }
 
 export async function superuserPassword(client: KubeClient, cluster: string): Promise<string> {
@@ -224,7 +234,7 @@ export class SequenceWriter {
         this.errors++;
         await sleep(50);
       } finally {
-        await db?.end().catch(() => undefined);
+        await closeClient(db);
       }
     }
     await endpoints.close();
@@ -250,6 +260,11 @@ export interface Acceptance {
 export class SplitBrainWatcher {
   readonly accepted: Acceptance[] = [];
   probes = 0;
+  /** Per instance, when each probe (or connection attempt) began: to show that no loop went blind. */
+  readonly #attempts = new Map<string, number[]>();
+  #stoppedAt = 0;
+  /** Failed probes by message, so a watcher that saw little says why. */
+  readonly errors = new Map<string, number>();
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
 
@@ -263,6 +278,7 @@ export class SplitBrainWatcher {
   }
 
   async stop(): Promise<void> {
+    if (!this.#stop.signal.aborted) this.#stoppedAt = performance.now();
     this.#stop.abort();
     await Promise.all(this.#loops);
   }
@@ -289,9 +305,30 @@ export class SplitBrainWatcher {
     return [...new Set(found)];
   }
 
+  /**
+   * Spans longer than `ms` in which an instance's loop began no probe, between `start()` and
+   * `stop()`. A healthy loop begins one at least every ~3.5 s (1 s connection timeout, 2 s query
+   * timeout, 50 ms pause), whatever the instance's state, so a longer span means the watcher was
+   * blind to that instance and its empty `violations()` proves nothing there.
+   */
+  blindSpans(ms = 10_000): string[] {
+    const found: string[] = [];
+    for (const i of this.instances) {
+      const times = [...(this.#attempts.get(i.name) ?? []), this.#stoppedAt];
+      for (let k = 1; k < times.length; k++) {
+        const gap = (times[k] as number) - (times[k - 1] as number);
+        if (gap > ms) found.push(`${i.name}: no probe for ${(gap / 1000).toFixed(1)} s`);
+      }
+    }
+    return found;
+  }
+
   async #probe(pod: string, ip: string): Promise<void> {
     let db: pg.Client | undefined;
+    const attempts: number[] = [];
+    this.#attempts.set(pod, attempts);
     while (!this.#stop.signal.aborted) {
+      attempts.push(performance.now());
       try {
         if (!db) {
           db = new pg.Client({
@@ -318,13 +355,15 @@ export class SplitBrainWatcher {
           );
           this.accepted.push({ pod, start, end: performance.now(), serverAtMs: Number(rows[0]?.at) });
         }
-      } catch {
-        await db?.end().catch(() => undefined);
+      } catch (error) {
+        const message = (error as Error).message.replace(/\d+(\.\d+)*/g, 'N');
+        this.errors.set(message, (this.errors.get(message) ?? 0) + 1);
+        await closeClient(db);
         db = undefined;
       }
       await sleep(50);
     }
-    await db?.end().catch(() => undefined);
+    await closeClient(db);
   }
 }
 
