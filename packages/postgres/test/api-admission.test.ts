@@ -120,12 +120,21 @@ describe('PostgresCluster admission against a real API server', () => {
     );
     assert.match(await rejection(spec({ fsync: 'Off' })), /fsync and full_page_writes cannot be off/);
     assert.match(await rejection(spec({ full_page_writes: 0 })), /cannot be off/);
+    // Below the reserved connections postgres will not start, and says so without a FATAL line.
+    for (const value of [1, '3', '9', 'many', '300000'])
+      assert.match(
+        await rejection(spec({ max_connections: value })),
+        /max_connections must be a whole number from 10 to 262143/,
+        String(value),
+      );
     const local = await rejection(spec({ synchronous_commit: 'local' }, { ha: { synchronous: {} } }));
     assert.match(local, /spec\.config\.parameters/);
     assert.match(local, /synchronous_commit cannot be local or off with ha\.synchronous/);
     // What stays allowed: the same settings with safe values, and synchronous_commit local without the promise.
     for (const [name, parameters, extra] of [
       ['fsync-on', { fsync: 'on', full_page_writes: 'on', work_mem: '8MB', 'auto_explain.log_min_duration': 100 }, {}],
+      ['connections', { max_connections: 10 }, {}],
+      ['connections-text', { max_connections: '262143' }, {}],
       ['async-local', { synchronous_commit: 'local' }, {}],
       ['sync-remote', { synchronous_commit: 'remote_apply' }, { ha: { synchronous: {} } }],
     ] as const)

@@ -42,6 +42,8 @@ export interface PostgresEnv {
   /** Starts the operator process; `env` adds to its environment (KANRI_CERTIFICATE_VALIDITY_SECONDS, say). */
   startOperator(options?: { env?: Readonly<Record<string, string>> }): Promise<void>;
   stopOperator(signal?: NodeJS.Signals): Promise<void>;
+  /** How the running operator exited, if it did on its own (a crash); undefined while it runs. */
+  operatorExit(): string | undefined;
   /** Every log the test produced: operator, agents (process node container logs). */
   allLogs(): Promise<string>;
   stop(): Promise<void>;
@@ -115,6 +117,7 @@ export async function startPostgresEnv(
 
   let operator: ChildProcess | undefined;
   let runs = 0;
+  let operatorExit: string | undefined;
   const stopOperator = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const child = operator;
     operator = undefined;
@@ -151,8 +154,15 @@ export async function startPostgresEnv(
       });
       operator.stdout?.pipe(log);
       operator.stderr?.pipe(log);
+      operatorExit = undefined;
+      const child = operator;
+      child.once('exit', (code, signal) => {
+        // stopOperator() clears `operator` before it signals: an exit it asked for is no crash.
+        if (operator === child) operatorExit = `exited with code ${code} (signal ${signal})`;
+      });
     },
     stopOperator,
+    operatorExit: () => operatorExit,
     allLogs,
     async stop() {
       await stopOperator();

@@ -83,6 +83,11 @@ const WAL_REMOVED = /requested WAL segment \S+ has already been removed/;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */
 const FATAL = /\b(FATAL|PANIC): /;
+const CONFIG_ERRORS = /FATAL: +configuration file .* contains errors/;
+/** The timestamp, PID and severity postgres puts before a message. */
+const LINE_PREFIX = /^.*?\b(LOG|WARNING|ERROR|FATAL|PANIC): +/;
+/** postgres's routine progress: never the reason it exited. */
+const LOG_LINE = /\b(LOG|DEBUG\d?|INFO|NOTICE|DETAIL|HINT|CONTEXT): /;
 /** What postgres tells clients that connect too early: not a failure of the server. */
 const CONNECTION_REFUSAL =
   /the database system is (starting up|not yet accepting connections|shutting down|in recovery mode)/;
@@ -109,6 +114,7 @@ export class InstanceAgent implements HealthSource {
     const divergence: { line: string | undefined } = { line: undefined };
     const walRemoved: { line: string | undefined } = { line: undefined };
     const lastFatal: { line: string | undefined } = { line: undefined };
+    let previous: string | undefined;
     const disk = new DiskWatch({
       path: config.dataDir,
       log,
@@ -124,10 +130,18 @@ export class InstanceAgent implements HealthSource {
       pgBin: options.pgBin,
       pgdata: config.pgdata,
       log: log.child({ component: 'postgres' }),
-      onCrash: () => options.metrics.crashes.inc(),
+      onCrash: (lastLines) => {
+        options.metrics.crashes.inc();
+        // Without a FATAL line, the last line that is not routine progress says why it exited.
+        lastFatal.line ??= lastLines.findLast((l) => !LOG_LINE.test(l));
+      },
       onLine: (line) => {
         disk.seeLine(line);
-        if (FATAL.test(line) && !CONNECTION_REFUSAL.test(line)) lastFatal.line = line;
+        // "configuration file … contains errors" names no setting: the line before it does.
+        if (FATAL.test(line) && !CONNECTION_REFUSAL.test(line))
+          lastFatal.line =
+            CONFIG_ERRORS.test(line) && previous ? `${line}: ${previous.replace(LINE_PREFIX, '')}` : line;
+        previous = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
         if (state.snapshot().mode === 'follow' && WAL_REMOVED.test(line)) walRemoved.line ??= line;
       },

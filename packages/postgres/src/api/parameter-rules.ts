@@ -32,6 +32,13 @@ export const SHELL_COMMAND_PARAMETERS = ['archive_cleanup_command', 'recovery_en
 /** Settings that must never be off: a crash would leave corrupt data. */
 export const NEVER_OFF_PARAMETERS = ['fsync', 'full_page_writes'] as const;
 
+/**
+ * max_connections's safe range. postgres keeps 3 connections for superusers
+ * (superuser_reserved_connections) and refuses to start at or below that, with no FATAL line to
+ * report; the agent's own pool takes up to 4 of the rest. The top is postgres's own limit.
+ */
+export const MAX_CONNECTIONS_RANGE = { min: 10, max: 262_143 } as const;
+
 const OFF = ['off', 'false', 'no', '0', 'of', 'fa', 'fal', 'fals', 'n'];
 
 const list = (names: readonly string[]) => JSON.stringify(names);
@@ -58,6 +65,10 @@ export const parameterRules = [
   {
     rule: `${list(SHELL_COMMAND_PARAMETERS)}.all(n, !(n in self))`,
     message: `${SHELL_COMMAND_PARAMETERS.join(' and ')} run shell commands in the instances: not allowed`,
+  },
+  {
+    rule: `!('max_connections' in self) || (string(self['max_connections']).matches('^[0-9]{1,6}$') && int(string(self['max_connections'])) >= ${MAX_CONNECTIONS_RANGE.min} && int(string(self['max_connections'])) <= ${MAX_CONNECTIONS_RANGE.max})`,
+    message: `max_connections must be a whole number from ${MAX_CONNECTIONS_RANGE.min} to ${MAX_CONNECTIONS_RANGE.max}: postgres reserves 3 connections for superusers and the agent uses up to 4 more`,
   },
   {
     rule: notOff(NEVER_OFF_PARAMETERS),

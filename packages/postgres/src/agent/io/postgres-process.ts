@@ -19,8 +19,12 @@ export interface PostgresProcessOptions {
   readonly pgBin: string;
   readonly pgdata: string;
   readonly log: Logger;
-  /** Called after each unexpected exit (for metrics). */
-  readonly onCrash?: () => void;
+  /**
+   * Called after each unexpected exit, with the postmaster's last lines. Some refusals to start
+   * (max_connections below the reserved connections, say) are written without a FATAL prefix,
+   * so they are the only account of why it exited.
+   */
+  readonly onCrash?: (lastLines: readonly string[]) => void;
   /** Sees every line postgres logs. */
   readonly onLine?: (line: string) => void;
 }
@@ -36,6 +40,8 @@ const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 const SEVERE = /\b(ERROR|FATAL|PANIC):/;
+/** Lines kept of the running postmaster's log, for `onCrash`. */
+const LAST_LINES = 5;
 /** Exits remembered for postmasters not (yet) waited for: an exit can arrive before its start's answer resolves. */
 const REMEMBERED_EXITS = 16;
 
@@ -48,6 +54,7 @@ export class PostgresProcess {
   #supervisor: AbortController | undefined;
   #supervising: Promise<void> = Promise.resolve();
   #watchdogOwner: object | undefined;
+  #lastLines: string[] = [];
 
   constructor(options: PostgresProcessOptions) {
     this.#options = options;
@@ -56,10 +63,13 @@ export class PostgresProcess {
       onRunning: (pid) => {
         // A PID seen again is a new postmaster that reuses it: its predecessor's exit is not its own.
         if (pid !== undefined) this.#exits.delete(pid);
+        if (pid !== undefined && pid !== this.#pid) this.#lastLines = [];
         this.#pid = pid;
       },
       onLine: (_pid, line) => {
         options.onLine?.(line);
+        this.#lastLines.push(line);
+        if (this.#lastLines.length > LAST_LINES) this.#lastLines.shift();
         if (SEVERE.test(line)) log.warn(line);
         else log.info(line);
       },
@@ -175,7 +185,7 @@ export class PostgresProcess {
       const exit = first !== undefined ? await this.#waitExit(first) : await this.#runOnce(signal);
       first = undefined;
       if (signal.aborted) return;
-      if (!exit.refused) onCrash?.();
+      if (!exit.refused) onCrash?.(this.#lastLines);
       if (performance.now() - startedAt > STABLE_AFTER_MS) {
         backoff.reset();
         inARow = 0;
