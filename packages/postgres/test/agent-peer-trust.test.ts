@@ -6,10 +6,12 @@
  * was always too large) until the agents restarted. Now it takes over once the forger is silent,
  * and never repeats the forged position in its own answers.
  *
- * With the cluster's TLS Secret (as the operator issues it) the peer API is mutual TLS: the same
- * forger, answering forever on the peer port with a certificate of its own, is never believed
- * (its handshake fails), and the replica takes over as if it were not there. Real agents,
- * PostgreSQL and API server; no operator.
+ * With the cluster's TLS Secret and each agent's key certified (as the operator does) the peer API
+ * is mutual TLS: the same forger, answering forever on the peer port with a certificate from the
+ * cluster's own CA that names another instance (the primary's: before, every agent held the one
+ * cluster-wide peer certificate, so any member could pass for any other), is never believed (its
+ * handshake fails), and the replica takes over as if it were not there. Real agents, PostgreSQL
+ * and API server; no operator.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +33,7 @@ import {
   makePassword,
   randomPodIPs,
   startAgent,
+  startPeerSigner,
   stopAgent,
   untilReportReady,
 } from './fixtures/agent-cluster.js';
@@ -56,6 +59,7 @@ function forgedPeerSuite(mutualTls: boolean): void {
     const superuser = makePassword('');
     const replication = makePassword('');
     let lies = 0;
+    let stopSigner: (() => void) | undefined;
     const untilReady = (pod: string, role: string) => untilReportReady(client, NAMESPACE, pod, role);
 
     before(async () => {
@@ -66,7 +70,7 @@ function forgedPeerSuite(mutualTls: boolean): void {
       const kubeconfig = kubeconfigForAgents(root, cp.kubeconfigPath);
       const tls = mutualTls ? await issueClusterTls(CLUSTER, NAMESPACE) : undefined;
       await createClusterObjects(client, {
-        ...(tls ? { tls } : {}),
+        ...(tls ? { tls: tls.data } : {}),
         namespace: NAMESPACE,
         cluster: CLUSTER,
         pods: [
@@ -79,15 +83,17 @@ function forgedPeerSuite(mutualTls: boolean): void {
       });
       // The forger: well-formed answers (a malformed one would simply be ignored), not a candidate
       // itself, claiming the primary reached FORGED; after LIES answers it stops answering.
-      // With mutual TLS it answers forever, on the peer port, with a certificate of its own that
-      // carries the peer name (the replica must refuse it by its CA).
-      const stranger = mutualTls
+      // With mutual TLS it answers forever, on the peer port, with a certificate from the cluster's
+      // CA that names the primary (the replica must refuse it: it dialled the forger's address).
+      const stranger = tls
         ? await createServingCertificate({
             dnsNames: ['forger'],
-            commonName: peerCommonName(CLUSTER),
+            commonName: peerCommonName(CLUSTER, PRIMARY),
             clientAuth: true,
+            ca: tls.ca,
           })
         : undefined;
+      if (tls) stopSigner = startPeerSigner(client, NAMESPACE, CLUSTER, tls.ca);
       const answerForged = (request: IncomingMessage, response: ServerResponse) => {
         if (request.url !== PEER_STATUS_PATH || (!mutualTls && lies >= LIES)) {
           request.socket.destroy();
@@ -129,9 +135,15 @@ function forgedPeerSuite(mutualTls: boolean): void {
       agents.push(startAgent({ ...common, name: REPLICA, ip: replicaIP, bootstrap: 'basebackup' }));
       await untilReady(PRIMARY, 'primary');
       await untilReady(REPLICA, 'replica');
+      if (mutualTls)
+        for (const agent of agents)
+          await waitFor(`${agent.name} to serve the peer API with its own certificate`, () =>
+            /serving the peer API over mutual TLS/.test(agent.log()),
+          );
     });
 
     after(async () => {
+      stopSigner?.();
       await killAgents(agents);
       await new Promise((resolve) => (forger ? forger.close(resolve) : resolve(undefined)));
       if (root) rmSync(root, { recursive: true, force: true });
@@ -141,7 +153,7 @@ function forgedPeerSuite(mutualTls: boolean): void {
 
     it(
       mutualTls
-        ? 'never believes the forger, which cannot show the cluster peer certificate: the replica takes over at once'
+        ? "never believes the forger, whose certificate from the cluster's CA names another instance: the replica takes over at once"
         : 'holds the replica back only while the forger answers, then it takes over and never passes the forgery on',
       async () => {
         const [primary, replica] = agents as [AgentProcess, AgentProcess];

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -17,20 +18,24 @@ import { promisify } from 'node:util';
 import type { KubeObject } from '@kanri/client';
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { waitFor } from '@kanri/testenv';
-import type { Secret } from 'kubernetes-types/core/v1.js';
+import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import { PeerClient } from '../src/agent/io/peer-client.js';
+import { requestVouch } from '../src/agent/io/peer-failsafe.js';
 import { fetchPeerStatus } from '../src/agent/io/peer-status.js';
 import { findPgBin } from '../src/agent/io/pg-bin.js';
-import { peerTlsFrom } from '../src/agent/io/postgres-tls-files.js';
 import {
+  ANNOTATION,
   EVENT_REASON,
+  LABEL,
   names,
   PEER_STATUS_PATH,
   PORT,
   POSTGRES_TLS_KEY,
   peerCommonName,
   postgresServerDnsNames,
+  readPodReport,
+  splitPeerCertificate,
 } from '../src/contract/index.js';
 import {
   clusterManifest,
@@ -42,6 +47,7 @@ import {
   startPostgresEnv,
   waitReady,
 } from './harness.js';
+import { peerIdentityOf } from './support/peer-identity.js';
 
 const CLUSTER = 'secure';
 const SHORT = 'shortlived';
@@ -148,11 +154,33 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     ]);
   });
 
-  it('serves the peer API only over mutual TLS, to holders of the cluster peer certificate', async () => {
+  it('serves the peer API only over mutual TLS, each agent with its own key, certified by the operator as that instance', async () => {
     const secret = await env.client.resource<Secret & KubeObject>('v1', 'Secret').get(names.postgresTls(CLUSTER), {
       namespace: 'default',
     });
+    assert.deepEqual(
+      Object.keys(secret.data ?? {}).filter((key) => key.startsWith('peer')),
+      [],
+      'no peer key in the Secret every agent reads',
+    );
     const data = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+    const pods = (
+      await env.client.resource<Pod & KubeObject>('v1', 'Pod').list({
+        namespace: 'default',
+        labelSelector: `${LABEL.cluster}=${CLUSTER}`,
+      })
+    ).items;
+    for (const pod of pods) {
+      const name = pod.metadata?.name ?? '';
+      const { cert } = splitPeerCertificate(pod.metadata?.annotations?.[ANNOTATION.peerCertificate]);
+      assert.ok(cert, `${name} carries its peer certificate`);
+      const leaf = new X509Certificate(cert);
+      assert.equal(leaf.subject, `CN=${peerCommonName(CLUSTER, name)}`);
+      const reported = createPublicKey(readPodReport(pod)?.peerKey ?? '');
+      assert.ok(leaf.publicKey.equals(reported), `${name}'s certificate is for the key its agent reports`);
+    }
+    const primary = pods.find((p) => p.metadata?.labels?.[LABEL.role] === 'primary')?.metadata?.name as string;
+    const replica = pods.find((p) => p.metadata?.labels?.[LABEL.role] === 'replica')?.metadata?.name as string;
     const ip = (await serviceAddress(env.cp, 'default', `${CLUSTER}-primary`, 5432)).split(':')[0] as string;
     const plain = await fetch(`http://${ip}:${PORT.agent}${PEER_STATUS_PATH}`, { signal: AbortSignal.timeout(5_000) });
     assert.equal(plain.status, 404, 'plain HTTP no longer answers the peer API');
@@ -181,27 +209,39 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
       });
     const stranger = await createServingCertificate({
       dnsNames: ['stranger'],
-      commonName: peerCommonName(CLUSTER),
+      commonName: peerCommonName(CLUSTER, replica),
       clientAuth: true,
     });
     assert.equal(typeof (await ask({})), 'string', 'no certificate: the handshake fails');
     assert.equal(
       typeof (await ask({ cert: stranger.certPem, key: stranger.keyPem })),
       'string',
-      "another CA's certificate with the peer name: refused",
+      "another CA's certificate with a peer's name: refused",
     );
     assert.equal(
       await ask({ cert: data(POSTGRES_TLS_KEY.replicationCert), key: data(POSTGRES_TLS_KEY.replicationKey) }),
       403,
       "the cluster CA's replication certificate is no peer",
     );
-    assert.equal(await ask({ cert: data(POSTGRES_TLS_KEY.peerCert), key: data(POSTGRES_TLS_KEY.peerKey) }), 200);
+    const asReplica = await peerIdentityOf(env.client, CLUSTER, replica);
+    assert.equal(await ask({ cert: asReplica.cert, key: asReplica.key }), 200);
 
     const peers = new PeerClient();
-    peers.setTls(peerTlsFrom(secret.data, CLUSTER));
+    peers.setTls(asReplica);
     try {
-      const status = await fetchPeerStatus(peers, ip);
+      const status = await fetchPeerStatus(peers, { name: primary, ip });
       assert.equal(status?.role, 'primary', 'a peer reads the live status over mutual TLS');
+      assert.equal(
+        await fetchPeerStatus(peers, { name: replica, ip }),
+        undefined,
+        'the agent at that address is not the replica: its certificate names the primary',
+      );
+      const vouch = await requestVouch(peers, { name: primary, ip }, { leader: primary }, AbortSignal.timeout(5_000));
+      assert.deepEqual(
+        vouch,
+        { problem: 'HTTP 403 without an answer' },
+        'a replica cannot ask to be vouched for as the primary',
+      );
     } finally {
       peers.close();
     }

@@ -111,6 +111,7 @@ export type {
   ServingCertificateRequest,
 } from './webhook/serving-cert.js';
 export {
+  certifyPublicKey,
   createCertificateAuthority,
   createServingCertificate,
   serviceDnsNames,

@@ -49,6 +49,7 @@ import type { Redactor } from './io/redactor.js';
 import { readControlData } from './io/rewind.js';
 import { StatusReporter } from './io/status-reporter.js';
 import type { WatchdogStatus } from './keeper/protocol.js';
+import { PeerIdentity } from './peer-identity.js';
 import { decideArchivePermit } from './plan/archive-plan.js';
 import { buildReport } from './plan/report.js';
 import { boot } from './roles/boot.js';
@@ -111,6 +112,7 @@ export class InstanceAgent implements HealthSource {
   constructor(options: AgentOptions) {
     const { config, client, log } = options;
     const state = new AgentStateStore(() => this.#status.wake());
+    const identity = PeerIdentity.kept(config.runDir);
     const divergence: { line: string | undefined } = { line: undefined };
     const walRemoved: { line: string | undefined } = { line: undefined };
     const lastFatal: { line: string | undefined } = { line: undefined };
@@ -171,7 +173,7 @@ export class InstanceAgent implements HealthSource {
       peers: new PeerClient(),
       liveStatus: () => this.liveStatus(),
     };
-    this.#tls = new TlsFollower(this.#ctx, peerApiHandler(this));
+    this.#tls = new TlsFollower(this.#ctx, peerApiHandler(this), identity);
     this.#status = new StatusReporter({
       config,
       client,
@@ -183,6 +185,7 @@ export class InstanceAgent implements HealthSource {
       backups: () => backups,
       controlLimits: async () => (await readControlData(options.pgBin, config.pgdata, options.redactor)).limits,
       diskFull: () => disk.check(),
+      peerKey: identity.publicKeyPem,
     });
   }
 

@@ -1,15 +1,17 @@
 /**
  * Follows the cluster's TLS Secret (contract/postgres-tls.ts) for the agent: PostgreSQL's
  * certificate files and settings, with a reload once a role has written the configuration (a
- * renewed certificate is served without a restart or a dropped connection), and the peer API's
- * mutual TLS, server and client. One update at a time, in the order of the changes.
+ * renewed certificate is served without a restart or a dropped connection); and the agent's own
+ * Pod, for the peer API's mutual TLS, server and client, once the operator has certified the
+ * agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { PORT } from '../contract/index.js';
+import { ANNOTATION, PORT } from '../contract/index.js';
 import type { AgentContext } from './context.js';
 import { PeerServer } from './io/peer-server.js';
-import { peerTlsFrom, writePostgresTlsFiles } from './io/postgres-tls-files.js';
+import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
+import type { PeerIdentity } from './peer-identity.js';
 
 type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
 
@@ -19,11 +21,14 @@ export class TlsFollower {
   #required = false;
   #queue: Promise<void> = Promise.resolve();
   #peerServer: PeerServer | undefined;
+  readonly #identity: PeerIdentity;
   #peerCert: string | undefined;
+  #peerAnnotation: string | undefined;
 
-  constructor(ctx: AgentContext, peerApi: PeerApi) {
+  constructor(ctx: AgentContext, peerApi: PeerApi, identity: PeerIdentity) {
     this.#ctx = ctx;
     this.#peerApi = peerApi;
+    this.#identity = identity;
   }
 
   /**
@@ -33,7 +38,7 @@ export class TlsFollower {
    *
    * @example
    * ```ts
-   * const unfollow = await new TlsFollower(ctx, peerApiHandler(agent)).follow();
+   * const unfollow = await new TlsFollower(ctx, peerApiHandler(agent), new PeerIdentity()).follow();
    * ```
    */
   async follow(): Promise<() => void> {
@@ -42,10 +47,15 @@ export class TlsFollower {
     const offCluster = view.onClusterChange(() => {
       if ((view.spec?.tls?.required ?? false) !== this.#required) void this.#next();
     });
+    // Every member's report moves its Pod: only this Pod's certificate matters here.
+    const offPods = view.onPodsChange(() => {
+      if (this.#ownPeerAnnotation() !== this.#peerAnnotation) void this.#next();
+    });
     await this.#next();
     return () => {
       offTls();
       offCluster();
+      offPods();
     };
   }
 
@@ -82,13 +92,19 @@ export class TlsFollower {
     }
   }
 
+  #ownPeerAnnotation(): string | undefined {
+    const { view, config } = this.#ctx;
+    return view.pod(config.podName)?.metadata?.annotations?.[ANNOTATION.peerCertificate];
+  }
+
   /**
-   * The peer API over mutual TLS once the Secret holds the peer certificate: the server starts (or
-   * takes the renewed certificate) and calls to peers switch to it.
+   * The peer API over mutual TLS once the operator has certified this agent's key on its Pod: the
+   * server starts (or takes the renewed certificate) and calls to peers switch to it.
    */
   async #followPeerTls(): Promise<void> {
-    const { view, config, peers, log } = this.#ctx;
-    const tls = peerTlsFrom(view.tlsData, config.cluster);
+    const { config, peers, log } = this.#ctx;
+    this.#peerAnnotation = this.#ownPeerAnnotation();
+    const tls = this.#identity.tlsFrom(this.#peerAnnotation, config.cluster, config.podName);
     if (!tls || tls.cert === this.#peerCert) return;
     peers.setTls(tls);
     if (this.#peerServer) this.#peerServer.update(tls);

@@ -58,6 +58,12 @@ export interface InstanceReport {
   diskFull?: string;
   /** The primary: its last pass over `spec.users`. */
   users?: UsersReport;
+  /**
+   * The public half (SPKI PEM, ECDSA P-256) of the key this agent made in memory for the peer API:
+   * the operator certifies it as this instance (ANNOTATION.peerCertificate). The private half never
+   * leaves the agent, so no other instance can present this instance's identity.
+   */
+  peerKey?: string;
   /** The primary: its last pre-flight check of a major upgrade (`pg_upgrade --check` against the running server). */
   upgradeCheck?: UpgradeCheckReport;
   /** The instance a major upgrade runs on: how `pg_upgrade` went. */
@@ -162,6 +168,7 @@ const reportSchema = z
     rejoin: z.string().optional(),
     synchronousStandbys: z.array(z.string()).optional(),
     diskFull: z.string().optional(),
+    peerKey: z.string().max(1024).optional(),
     users: z
       .object({
         generation: z.number(),

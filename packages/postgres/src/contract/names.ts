@@ -41,6 +41,12 @@ export const ANNOTATION = {
   /** JSON {@link InstanceReport} written by the agent on its own Pod. */
   status: `${GROUP}/status`,
   /**
+   * On an instance Pod, written by the operator only: the certificate it issued for the public key
+   * the Pod's agent reports (`InstanceReport.peerKey`), then the issuing CA's, PEM. The agent's
+   * identity on the peer API (contract/postgres-tls.ts, peerCommonName).
+   */
+  peerCertificate: `${GROUP}/peer-certificate`,
+  /**
    * On the PostgresCluster: a planned switchover to the named replica Pod, or `*` for the best one.
    * The primary's agent serves each value once while it stands (see
    * {@link ANNOTATION.switchoverServed}); the operator removes the annotation once the primary changed.

@@ -6,12 +6,12 @@
  * - the replication user's client certificate (common name {@link REPLICATION_USER}) from the
  *   cluster's CA, with which replicas authenticate (`hostssl ... cert`) instead of a password;
  * - that CA, which postgres trusts for client certificates;
- * - the agents' peer certificate (common name {@link peerCommonName}), with which they serve and
- *   call the peer API over mutual TLS: only a holder of the cluster's Secret is a peer;
  * - the agents' superuser certificate (common name postgres): with spec.enableSuperuserAccess off
  *   (the default) pg_hba refuses the superuser's password from the network, and pg_rewind reaches
  *   the new primary with this certificate instead.
- * The CA's key stays in names.postgresCa, which only the operator reads.
+ * The CA's key stays in names.postgresCa, which only the operator reads. The same CA certifies
+ * each agent's own key for the peer API (common name {@link peerCommonName}), on its Pod
+ * (ANNOTATION.peerCertificate): that key is in no Secret, so an instance can present only itself.
  */
 import { REPLICATION_USER } from './names.js';
 
@@ -25,8 +25,6 @@ export const POSTGRES_TLS_KEY = {
   clientCa: 'client-ca.crt',
   replicationCert: 'replication.crt',
   replicationKey: 'replication.key',
-  peerCert: 'peer.crt',
-  peerKey: 'peer.key',
   /** The agents' superuser certificate (CN postgres): pg_rewind's way in when the password is refused from the network. */
   superuserCert: 'superuser.crt',
   superuserKey: 'superuser.key',
@@ -34,7 +32,6 @@ export const POSTGRES_TLS_KEY = {
 
 /**
  * The files the agent writes from the Secret (mode 0600, in its run volume) for postgres and libpq.
- * The peer certificate is not among them: the peer API takes it from the Secret in memory.
  */
 export interface PostgresTlsFiles {
   readonly serverCa: string;
@@ -72,14 +69,45 @@ export function postgresServerDnsNames(cluster: string, namespace: string): stri
 export const REPLICATION_CERT_COMMON_NAME = REPLICATION_USER;
 
 /**
- * The common name of a cluster's peer certificate: an agent answers, and believes, only a peer
- * presenting it, from the cluster's CA.
+ * The common name of an instance's peer certificate: an agent answers only callers presenting
+ * one of its cluster's, from the cluster's CA, and believes a peer only when the name is that of
+ * the instance it dialled.
  *
  * @example
  * ```ts
- * peerCommonName('hippo'); // 'peer@hippo'
+ * peerCommonName('hippo', 'hippo-i-0'); // 'peer@hippo/hippo-i-0'
  * ```
  */
-export function peerCommonName(cluster: string): string {
-  return `peer@${cluster}`;
+export function peerCommonName(cluster: string, instance: string): string {
+  return `peer@${cluster}/${instance}`;
+}
+
+/**
+ * The instance a peer certificate's common name names, if it is one of `cluster`'s.
+ *
+ * @example
+ * ```ts
+ * peerInstanceOf('hippo', 'peer@hippo/hippo-i-0'); // 'hippo-i-0'
+ * peerInstanceOf('hippo', 'peer@other/other-i-0'); // undefined
+ * ```
+ */
+export function peerInstanceOf(cluster: string, commonName: string | undefined): string | undefined {
+  const prefix = `peer@${cluster}/`;
+  const instance = commonName?.startsWith(prefix) ? commonName.slice(prefix.length) : '';
+  return /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(instance) ? instance : undefined;
+}
+
+const CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * The instance's certificate and the CA's, PEM each, from its ANNOTATION.peerCertificate.
+ *
+ * @example
+ * ```ts
+ * const { cert, ca } = splitPeerCertificate(pod.metadata?.annotations?.[ANNOTATION.peerCertificate]);
+ * ```
+ */
+export function splitPeerCertificate(value: string | undefined): { cert?: string; ca?: string } {
+  const [cert, ca] = value?.match(CERTIFICATE) ?? [];
+  return { ...(cert ? { cert: `${cert}\n` } : {}), ...(ca ? { ca: `${ca}\n` } : {}) };
 }

@@ -24,6 +24,8 @@ export const REPORT_FIELDS_READ = [
   'controlLimits',
   'restartServed',
   'configHash',
+  // A new key (a restarted agent) needs its peer certificate (operator/tls/peer-certificates.ts).
+  'peerKey',
   'message',
   'backups',
   'restore',

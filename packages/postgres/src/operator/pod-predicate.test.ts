@@ -50,6 +50,7 @@ describe('instancePodChanged', () => {
       controlLimits: { controlLimits: { max_connections: 40 } },
       restartServed: { restartServed: 'r1' },
       configHash: { configHash: 'c0ffee' },
+      peerKey: { peerKey: '-----BEGIN PUBLIC KEY-----\nnew\n-----END PUBLIC KEY-----\n' },
       message: { message: 'cannot reach the primary' },
       backups: { backups: { stanza: 'failed: stanza-create failed' } },
       restore: { restore: { id: 'clone', result: 'failed', reason: 'x' } },

@@ -117,7 +117,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     await ctx.apply(disruptionBudget(cluster));
     await ctx.apply(networkPolicy(cluster));
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
-    const tls = await reconcilePostgresTls(cluster, ctx);
+    const tls = await reconcilePostgresTls(cluster, ctx, instancePods);
     if (tls.problem) {
       ctx.log.warn({ problem: tls.problem }, 'cannot use a TLS Secret of the spec; keeping what is served');
       await ctx.event('Warning', 'TLSSecretInvalid', tls.problem);

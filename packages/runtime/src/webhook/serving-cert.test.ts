@@ -1,10 +1,11 @@
 /** Certificates for peers that are TLS server and client at once (pgBackRest's TLS server), on the loopback. */
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, createServer } from 'node:tls';
 import {
+  certifyPublicKey,
   createCertificateAuthority,
   createServingCertificate,
   type ServingCertificate,
@@ -91,5 +92,26 @@ describe('certificates for TLS peers (commonName, clientAuth, a kept CA)', () =>
     const serverOnly = await createServingCertificate({ ipAddresses: ['127.0.0.2'], ca });
     const refused = await handshake(server, serverOnly);
     assert.ok(refused instanceof Error, 'a certificate without clientAuth is refused as a client certificate');
+  });
+
+  it("certifies a public key whose private half the CA's holder never sees, and the pair passes mutual TLS", async () => {
+    const ca = await createCertificateAuthority({ commonName: 'hippo-ca' });
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const certPem = await certifyPublicKey({
+      publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      commonName: 'peer@hippo/hippo-1',
+      clientAuth: true,
+      ca,
+    });
+    const cert = new X509Certificate(certPem);
+    assert.equal(cert.subject, 'CN=peer@hippo/hippo-1');
+    assert.ok(
+      cert.checkIssued(new X509Certificate(ca.caCertPem)) && cert.verify(new X509Certificate(ca.caCertPem).publicKey),
+    );
+    assert.ok(cert.checkPrivateKey(privateKey), 'the certificate is for the holder’s key');
+    const holder = { ...ca, certPem, keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+    const server = await createServingCertificate({ ipAddresses: ['127.0.0.1'], clientAuth: true, ca });
+    assert.equal(await handshake(server, holder), undefined);
+    assert.equal(await handshake(holder, server), undefined, 'it serves too');
   });
 });

@@ -144,6 +144,75 @@ export async function createCertificateAuthority(
   };
 }
 
+/** A certificate for `publicKey` from `ca`, with the request's names and usages. */
+async function issue(
+  x509: X509,
+  request: ServingCertificateRequest,
+  ca: { cert: InstanceType<X509['X509Certificate']>; key: CryptoKey },
+  publicKey: CryptoKey,
+): Promise<InstanceType<X509['X509Certificate']>> {
+  const dnsNames = request.dnsNames ?? [];
+  const ipAddresses = request.ipAddresses ?? [];
+  return x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: new x509.Name([{ CN: [request.commonName ?? dnsNames[0] ?? ipAddresses[0] ?? 'kanri-webhook'] }]),
+    issuer: ca.cert.subject,
+    ...validity(request.validityDays ?? 365),
+    signingAlgorithm: algorithm,
+    publicKey,
+    signingKey: ca.key,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([
+        x509.ExtendedKeyUsage.serverAuth,
+        ...(request.clientAuth ? [x509.ExtendedKeyUsage.clientAuth] : []),
+      ]),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
+      ...(dnsNames.length + ipAddresses.length > 0
+        ? [
+            new x509.SubjectAlternativeNameExtension([
+              ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
+              ...ipAddresses.map((value) => ({ type: 'ip' as const, value })),
+            ]),
+          ]
+        : []),
+    ],
+  });
+}
+
+async function importCa(x509: X509, ca: CertificateAuthority) {
+  const der = x509.PemConverter.decodeFirst(ca.caKeyPem);
+  const key = await subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
+  return { cert: new x509.X509Certificate(ca.caCertPem), key };
+}
+
+/**
+ * A certificate from `ca` for a public key whose private half stays with its holder (an instance
+ * agent that made its key in memory and published only the public half): the CA's holder never
+ * sees the key. `publicKeyPem` is SPKI PEM of an ECDSA P-256 key.
+ *
+ * @example
+ * ```ts
+ * const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+ * const certPem = await certifyPublicKey({ publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(), commonName: 'peer@hippo/hippo-1', clientAuth: true, ca });
+ * ```
+ */
+export async function certifyPublicKey(
+  request: Omit<ServingCertificateRequest, 'ca'> & { readonly publicKeyPem: string; readonly ca: CertificateAuthority },
+): Promise<string> {
+  const x509 = await loadX509();
+  const publicKey = await subtle.importKey(
+    'spki',
+    x509.PemConverter.decodeFirst(request.publicKeyPem),
+    { name: 'ECDSA', namedCurve: 'P-256' },
+    true,
+    ['verify'],
+  );
+  const cert = await issue(x509, request, await importCa(x509, request.ca), publicKey);
+  return toPem(cert.rawData, 'CERTIFICATE', x509);
+}
+
 /**
  * Creates a CA (or reuses `request.ca`) and a serving certificate for the given names.
  *
@@ -161,37 +230,14 @@ export async function createServingCertificate(request: ServingCertificateReques
   let ca: { cert: InstanceType<X509['X509Certificate']>; key: CryptoKey };
   let caKeyPem: string;
   if (request.ca) {
-    const der = x509.PemConverter.decodeFirst(request.ca.caKeyPem);
-    const key = await subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
-    ca = { cert: new x509.X509Certificate(request.ca.caCertPem), key };
+    ca = await importCa(x509, request.ca);
     caKeyPem = request.ca.caKeyPem;
   } else {
     ca = await createCa(x509);
     caKeyPem = toPem(await subtle.exportKey('pkcs8', ca.key), 'PRIVATE KEY', x509);
   }
   const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
-    subject: new x509.Name([{ CN: [request.commonName ?? dnsNames[0] ?? ipAddresses[0] ?? 'kanri-webhook'] }]),
-    issuer: ca.cert.subject,
-    ...validity(request.validityDays ?? 365),
-    signingAlgorithm: algorithm,
-    publicKey: keys.publicKey,
-    signingKey: ca.key,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([
-        x509.ExtendedKeyUsage.serverAuth,
-        ...(request.clientAuth ? [x509.ExtendedKeyUsage.clientAuth] : []),
-      ]),
-      await x509.AuthorityKeyIdentifierExtension.create(ca.cert),
-      new x509.SubjectAlternativeNameExtension([
-        ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
-        ...ipAddresses.map((value) => ({ type: 'ip' as const, value })),
-      ]),
-    ],
-  });
+  const cert = await issue(x509, request, ca, keys.publicKey);
   return {
     caCertPem: toPem(ca.cert.rawData, 'CERTIFICATE', x509),
     caKeyPem,

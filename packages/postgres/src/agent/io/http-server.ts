@@ -16,6 +16,7 @@ import {
   PEER_STATUS_PATH,
 } from '../../contract/index.js';
 import { PeerRateLimiter } from '../plan/peer-rate-limit.js';
+import { peerCaller } from './peer-caller.js';
 
 /** A failsafe request is a name: anything longer is not one. */
 const MAX_BODY_BYTES = 4096;
@@ -112,6 +113,10 @@ export function peerApiHandler(source: HealthSource): (request: IncomingMessage,
         (body) => {
           const parsed = failsafeRequest.safeParse(body);
           if (!parsed.success) return answer(400, 'expected {"leader": "<pod>"}\n');
+          // Over mutual TLS the caller is known: only the primary itself may ask to be vouched for.
+          const caller = peerCaller(request);
+          if (caller !== undefined && caller !== parsed.data.leader)
+            return answer(403, `${caller} cannot ask to be vouched for as ${parsed.data.leader}\n`);
           const given = vouch(parsed.data);
           answer(given.accepted ? 200 : 409, JSON.stringify(given), 'application/json');
         },

@@ -1,22 +1,29 @@
 /**
- * How this agent calls its peers' API. With the cluster's peer certificate (contract/postgres-tls.ts)
- * it goes over mutual TLS to PORT.peer and believes only a server presenting the cluster's peer
- * certificate from the cluster's CA; before the agent has one, plain HTTP to PORT.agent, as peers
- * without one serve it. One keep-alive pool per certificate: a failover's ranking does not pay a
- * handshake per peer once they have talked.
+ * How this agent calls its peers' API. With its own peer certificate (agent/peer-identity.ts) it
+ * goes over mutual TLS to PORT.peer and believes only a server presenting, from the cluster's CA,
+ * the certificate of the very instance it dialled (peerCommonName); before the agent has one,
+ * plain HTTP to PORT.agent, as peers without one serve it. One keep-alive pool per certificate: a
+ * failover's ranking does not pay a handshake per peer once they have talked.
  */
 import { Agent, request } from 'node:https';
 import type { PeerCertificate } from 'node:tls';
-import { PORT } from '../../contract/index.js';
+import { PORT, peerCommonName } from '../../contract/index.js';
 
-/** The peer certificate and what it must meet, as PEM text. */
+/** This instance's peer certificate and key, and what peers must meet, as PEM text. */
 export interface PeerTls {
   readonly cert: string;
   readonly key: string;
   /** The cluster's CA: peers' certificates must come from it. */
   readonly ca: string;
-  /** peerCommonName(cluster): what a peer's certificate must say it is. */
-  readonly commonName: string;
+  readonly cluster: string;
+  /** This instance: its certificate says peerCommonName(cluster, instance). */
+  readonly instance: string;
+}
+
+/** A peer to call: its Pod's name, which its certificate must carry, and its address. */
+export interface PeerAddress {
+  readonly name: string;
+  readonly ip: string;
 }
 
 export interface PeerResponse {
@@ -28,44 +35,35 @@ export interface PeerResponse {
 const MAX_BODY_BYTES = 64 * 1024;
 
 export class PeerClient {
-  #tls: { readonly agent: Agent; readonly commonName: string } | undefined;
+  #tls: { readonly agent: Agent; readonly cluster: string } | undefined;
 
   /** Switches to mutual TLS with `tls` (or back to plain HTTP); connections of the old certificate close. */
   setTls(tls: PeerTls | undefined): void {
     this.#tls?.agent.destroy();
     this.#tls = tls && {
-      commonName: tls.commonName,
-      agent: new Agent({
-        keepAlive: true,
-        cert: tls.cert,
-        key: tls.key,
-        ca: tls.ca,
-        // Peers are dialled by Pod IP, which the certificate does not carry: it names the cluster.
-        checkServerIdentity: (_host: string, certificate: PeerCertificate) =>
-          certificate.subject?.CN === tls.commonName
-            ? undefined
-            : new Error(`the peer presented ${certificate.subject?.CN ?? 'no name'}, not ${tls.commonName}`),
-      }),
+      cluster: tls.cluster,
+      agent: new Agent({ keepAlive: true, cert: tls.cert, key: tls.key, ca: tls.ca }),
     };
   }
 
   /**
-   * Calls `path` on the peer at `ip`. Rejects when the peer cannot be reached or is not a peer
-   * (its certificate), or when `signal` aborts.
+   * Calls `path` on `peer`. Rejects when the peer cannot be reached or is not that peer (its
+   * certificate), or when `signal` aborts.
    *
    * @example
    * ```ts
-   * const { status, json } = await peers.call('10.0.0.7', '/status', { signal: AbortSignal.timeout(1_000) });
+   * const { status, json } = await peers.call({ name: 'hippo-i-1', ip: '10.0.0.7' }, '/status', { signal: AbortSignal.timeout(1_000) });
    * ```
    */
   async call(
-    ip: string,
+    peer: PeerAddress,
     path: string,
     options: { readonly method?: 'GET' | 'POST'; readonly body?: unknown; readonly signal: AbortSignal },
   ): Promise<PeerResponse> {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     const tls = this.#tls;
+    const { ip } = peer;
     if (!tls) {
       const response = await fetch(`http://${ip}:${PORT.agent}${path}`, {
         method: options.method ?? 'GET',
@@ -84,6 +82,17 @@ export class PeerClient {
           method: options.method ?? 'GET',
           headers,
           agent: tls.agent,
+          // Peers are dialled by Pod IP, which the certificate does not carry: it names the
+          // instance, and the one at this address must be the one meant. The check runs per
+          // connection; the name as SNI keys the pool by it, so a connection checked for one
+          // instance never serves a call meant for another at the same address.
+          servername: peer.name,
+          checkServerIdentity: (_host: string, certificate: PeerCertificate) => {
+            const wanted = peerCommonName(tls.cluster, peer.name);
+            return certificate.subject?.CN === wanted
+              ? undefined
+              : new Error(`the peer at ${ip} presented ${certificate.subject?.CN ?? 'no name'}, not ${wanted}`);
+          },
           signal: options.signal,
         },
         (response) => {

@@ -5,9 +5,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { POSTGRES_TLS_KEY, type PostgresTlsFiles, peerCommonName } from '../../contract/index.js';
+import { POSTGRES_TLS_KEY, type PostgresTlsFiles } from '../../contract/index.js';
 import { writeFileIfChanged } from './files.js';
-import type { PeerTls } from './peer-client.js';
 
 /**
  * Writes the Secret's files under `dir` and resolves their paths, and whether a file's content
@@ -25,10 +24,7 @@ export async function writePostgresTlsFiles(
   dir: string,
 ): Promise<{ files: PostgresTlsFiles | undefined; changed: boolean }> {
   if (!data) return { files: undefined, changed: false };
-  const entries = Object.entries(POSTGRES_TLS_KEY).filter(([field]) => field !== 'peerCert' && field !== 'peerKey') as [
-    keyof PostgresTlsFiles,
-    string,
-  ][];
+  const entries = Object.entries(POSTGRES_TLS_KEY) as [keyof PostgresTlsFiles, string][];
   const contents = entries.map(([field, key]) => [field, key, data[key]] as const);
   if (contents.some(([, , value]) => !value)) return { files: undefined, changed: false };
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -40,24 +36,4 @@ export async function writePostgresTlsFiles(
     files[field] = path;
   }
   return { files: files as PostgresTlsFiles, changed };
-}
-
-/**
- * The peer certificate, its key and the cluster's CA as PEM text, for the peer API's mutual TLS;
- * undefined while the Secret lacks one of them.
- *
- * @example
- * ```ts
- * const tls = peerTlsFrom(view.tlsData, 'hippo'); // { cert, key, ca, commonName: 'peer@hippo' }
- * ```
- */
-export function peerTlsFrom(data: Readonly<Record<string, string>> | undefined, cluster: string): PeerTls | undefined {
-  const decoded = (key: string) => {
-    const value = data?.[key];
-    return value ? Buffer.from(value, 'base64').toString('utf8') : undefined;
-  };
-  const cert = decoded(POSTGRES_TLS_KEY.peerCert);
-  const key = decoded(POSTGRES_TLS_KEY.peerKey);
-  const ca = decoded(POSTGRES_TLS_KEY.clientCa);
-  return cert && key && ca ? { cert, key, ca, commonName: peerCommonName(cluster) } : undefined;
 }

@@ -31,6 +31,8 @@ export interface StatusReporterOptions {
   readonly controlLimits?: () => Promise<Readonly<Record<string, number>>>;
   /** Why the data volume is full now, or undefined (see io/disk-watch.ts). */
   readonly diskFull?: () => Promise<string | undefined>;
+  /** The public half of the agent's peer key (agent/peer-identity.ts), for the operator to certify. */
+  readonly peerKey?: string;
 }
 
 const PERIOD_MS = 2_000;
@@ -126,6 +128,7 @@ export class StatusReporter implements HealthSource {
         backupsReport.recoveryWindow = { ...backupsReport.recoveryWindow, last: archive.lastArchivedTime };
     }
     if (backupsReport) report.backups = backupsReport;
+    if (this.#options.peerKey) report.peerKey = this.#options.peerKey;
     // What the operator orders restarts by (operator/rollout/restart-plan.ts).
     if (observation.configHash) report.configHash = observation.configHash;
     const pending = observation.restartPending ? await db.pendingRestart().catch(() => []) : [];

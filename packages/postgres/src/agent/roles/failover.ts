@@ -47,7 +47,9 @@ export async function considerFailover(
   );
   const [me, ...answers] = await Promise.all([
     ctx.liveStatus(),
-    ...peers.map((p) => fetchPeerStatus(ctx.peers, p.status?.podIP as string)),
+    ...peers.map((p) =>
+      fetchPeerStatus(ctx.peers, { name: p.metadata?.name as string, ip: p.status?.podIP as string }),
+    ),
   ]);
   const answered = answers.filter((p): p is LiveStatus => p !== undefined);
   // The last primary's own report (its Pod, which only it may write) is kept; what peers say the

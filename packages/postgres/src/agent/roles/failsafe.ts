@@ -57,7 +57,7 @@ export class PrimaryFailsafe {
         const name = pod.metadata?.name as string;
         const ip = pod.status?.podIP;
         if (!ip) return { name, answer: undefined, problem: 'its Pod has no IP' };
-        const got = await requestVouch(this.#ctx.peers, ip, { leader: config.podName }, signal);
+        const got = await requestVouch(this.#ctx.peers, { name, ip }, { leader: config.podName }, signal);
         return 'answer' in got ? { name, answer: got.answer } : { name, answer: undefined, problem: got.problem };
       }),
     );

@@ -76,7 +76,7 @@ export async function maybeSwitchover(
     const deadline = performance.now() + SWITCHOVER_CATCH_UP_MS;
     let received: string | undefined;
     while (performance.now() < deadline && !leadership.aborted) {
-      received = (await fetchPeerStatus(ctx.peers, ip, 1_000))?.receivedLsn;
+      received = (await fetchPeerStatus(ctx.peers, { name, ip }, 1_000))?.receivedLsn;
       if ((parseLsn(received) ?? -1) > final) break;
       await sleepUnlessAborted(50);
     }
@@ -139,7 +139,7 @@ async function chooseTarget(ctx: AgentContext, request: string) {
     asked.map(async (p) => ({
       name: p.metadata?.name as string,
       ip: p.status?.podIP as string,
-      status: await fetchPeerStatus(ctx.peers, p.status?.podIP as string),
+      status: await fetchPeerStatus(ctx.peers, { name: p.metadata?.name as string, ip: p.status?.podIP as string }),
     })),
   );
   return planSwitchoverTarget({

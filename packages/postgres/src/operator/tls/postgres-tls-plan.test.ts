@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { type CertificateAuthority, createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { POSTGRES_TLS_KEY, postgresServerDnsNames } from '../../contract/index.js';
-import { nextPostgresTlsData, planPostgresTls, postgresTlsPlanIsEmpty } from './postgres-tls-plan.js';
+import {
+  nextPostgresTlsData,
+  planPostgresTls,
+  postgresTlsPlanIsEmpty,
+  postgresTlsRenewalDueInMs,
+} from './postgres-tls-plan.js';
 
 const dnsNames = postgresServerDnsNames('hippo', 'db');
 let ca: CertificateAuthority;
@@ -23,7 +28,6 @@ async function complete(): Promise<Record<string, string>> {
   return nextPostgresTlsData({}, plan, ca.caCertPem, {
     server: await server(),
     replication: await replication(),
-    peer: await replication('peer@hippo'),
     superuser: await replication('postgres'),
   });
 }
@@ -38,7 +42,6 @@ describe('planPostgresTls', () => {
     const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: {}, dnsNames });
     assert.equal(plan.issueServer, 'no certificate from the CA yet');
     assert.equal(plan.issueReplication, 'no certificate yet');
-    assert.equal(plan.issuePeer, 'no certificate yet');
     assert.equal(plan.issueSuperuser, 'no certificate yet');
     assert.equal(plan.clientCaOutdated, true);
     const data = await complete();
@@ -53,9 +56,7 @@ describe('planPostgresTls', () => {
     const late = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
     assert.match(late.issueServer ?? '', /expires/);
     assert.match(late.issueReplication ?? '', /expires/);
-    assert.match(late.issuePeer ?? '', /expires/);
-    const otherCluster = planPostgresTls({ cluster: 'elsewhere', caCertPem: ca.caCertPem, data, dnsNames });
-    assert.equal(otherCluster.issuePeer, 'its subject is CN=peer@hippo', 'a peer certificate names its own cluster');
+    assert.match(late.issueSuperuser ?? '', /expires/);
 
     const narrow = await server({ names: ['hippo-primary'] });
     const missingName = {
@@ -208,5 +209,35 @@ describe('planPostgresTls', () => {
       "the cluster's CA takes over",
     );
     assert.equal(wrongName.clientCa, ca.caCertPem);
+  });
+
+  it("requeues for the first certificate of the cluster's CA due for renewal, the superuser's too, never a user's", async () => {
+    const lifetime = { renewBeforeDays: 30 };
+    const data = await complete();
+    const due = (d: Record<string, string>) => postgresTlsRenewalDueInMs(d, ca.caCertPem, lifetime) ?? Number.NaN;
+    const days = (ms: number) => Math.round(ms / 86_400_000);
+    assert.equal(days(due(data)), 335, 'all issued for 365 days: due 30 days before the end');
+    for (const [cert, key] of [[POSTGRES_TLS_KEY.superuserCert, POSTGRES_TLS_KEY.superuserKey]] as const) {
+      const short = await createServingCertificate({
+        dnsNames: ['x'],
+        commonName: 'x',
+        clientAuth: true,
+        ca,
+        validityDays: 40,
+      });
+      assert.equal(days(due({ ...data, [cert]: short.certPem, [key]: short.keyPem })), 10, cert);
+    }
+    const userCert = await createServingCertificate({
+      dnsNames: ['x'],
+      commonName: 'streaming_replica',
+      clientAuth: true,
+      ca: userCa,
+      validityDays: 40,
+    });
+    assert.equal(
+      days(due({ ...data, [POSTGRES_TLS_KEY.replicationCert]: userCert.certPem })),
+      335,
+      "the user's replication certificate is the user's to renew",
+    );
   });
 });

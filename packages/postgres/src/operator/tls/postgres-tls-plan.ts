@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, peerCommonName, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
+import { POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
 import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
 import { renewalDueInMs } from './certificate-lifetime.js';
 
@@ -18,7 +18,6 @@ export interface UserServerSecret {
 }
 
 export interface PostgresTlsInput {
-  /** The cluster's name (the peer certificate's common name carries it). */
   readonly cluster: string;
   /** The cluster's CA certificate (names.postgresCa). */
   readonly caCertPem: string;
@@ -42,8 +41,6 @@ export interface PostgresTlsPlan {
   readonly copyServer?: { readonly ca: string; readonly cert: string; readonly key: string };
   /** Why the replication user's certificate must be issued; undefined: keep it. */
   readonly issueReplication?: string;
-  /** Why the agents' peer certificate must be issued; undefined: keep it. */
-  readonly issuePeer?: string;
   /** Why the agents' superuser certificate must be issued; undefined: keep it. */
   readonly issueSuperuser?: string;
   /** The user's replication certificate, key and CA, to copy in when they differ from the Secret's. */
@@ -162,11 +159,6 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
       input.data[POSTGRES_TLS_KEY.replicationKey] !== userReplication.key)
       ? userReplication
       : undefined;
-  const issuePeer = clientCertificateProblem(
-    input,
-    { cert: POSTGRES_TLS_KEY.peerCert, key: POSTGRES_TLS_KEY.peerKey },
-    peerCommonName(input.cluster),
-  );
   const issueSuperuser = clientCertificateProblem(
     input,
     { cert: POSTGRES_TLS_KEY.superuserCert, key: POSTGRES_TLS_KEY.superuserKey },
@@ -178,7 +170,6 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
     ...(issueReplication ? { issueReplication } : {}),
     ...(copyReplication ? { copyReplication } : {}),
     ...(userReplicationSecretProblem ? { userReplicationSecretProblem } : {}),
-    ...(issuePeer ? { issuePeer } : {}),
     ...(issueSuperuser ? { issueSuperuser } : {}),
   };
   if (!input.userSecret) {
@@ -208,7 +199,6 @@ export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
     !plan.copyServer &&
     !plan.issueReplication &&
     !plan.copyReplication &&
-    !plan.issuePeer &&
     !plan.issueSuperuser &&
     !plan.clientCaOutdated
   );
@@ -235,7 +225,6 @@ export function nextPostgresTlsData(
   issued: {
     readonly server?: IssuedPair;
     readonly replication?: IssuedPair;
-    readonly peer?: IssuedPair;
     readonly superuser?: IssuedPair;
   },
 ): Record<string, string> {
@@ -252,7 +241,6 @@ export function nextPostgresTlsData(
   if (serverCa !== undefined) next[K.serverCa] = serverCa;
   put(K.serverCert, K.serverKey, copied(plan.copyServer) ?? issued.server);
   put(K.replicationCert, K.replicationKey, copied(plan.copyReplication) ?? issued.replication);
-  put(K.peerCert, K.peerKey, issued.peer);
   put(K.superuserCert, K.superuserKey, issued.superuser);
   return next;
 }
@@ -280,7 +268,13 @@ export function postgresTlsRenewalDueInMs(
     }
   };
   const issuedServer = data[POSTGRES_TLS_KEY.serverCa] === caCertPem ? data[POSTGRES_TLS_KEY.serverCert] : undefined;
-  return renewalDueInMs([notAfter(issuedServer), notAfter(data[POSTGRES_TLS_KEY.replicationCert])], lifetime, now);
+  const ours = (pem: string | undefined) => (pem && issuedBy(caCertPem, pem) ? pem : undefined);
+  const K = POSTGRES_TLS_KEY;
+  return renewalDueInMs(
+    [issuedServer, ours(data[K.replicationCert]), ours(data[K.superuserCert])].map(notAfter),
+    lifetime,
+    now,
+  );
 }
 
 /** Whether `certPem` was issued by the CA `caPem` (a user's certificate is the user's to renew). */

@@ -2,23 +2,19 @@
  * Keeps a cluster's PostgreSQL TLS Secret (contract/postgres-tls.ts) complete and current: the CA
  * in names.postgresCa (created once, read by the operator only), the server certificate (issued
  * for the Service names, or copied from spec.tls.serverSecret), and the replication user's client
- * certificate (or copied from spec.tls.replicationSecret). Renewed 30 days before expiry; the
+ * certificate (or copied from spec.tls.replicationSecret); and, from the same CA, each agent's
+ * own peer certificate, on its Pod (peer-certificates.ts). Renewed 30 days before expiry; the
  * agents reload postgres when the Secret changes.
  * Key material never reaches a log or an event.
  */
-import { createServingCertificate, type ReconcileContext } from '@kanri/runtime';
-import type { Secret } from 'kubernetes-types/core/v1.js';
+import { type CertificateAuthority, createServingCertificate, type ReconcileContext } from '@kanri/runtime';
+import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import {
-  names,
-  peerCommonName,
-  postgresServerDnsNames,
-  REPLICATION_CERT_COMMON_NAME,
-  SUPERUSER,
-} from '../../contract/index.js';
+import { names, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
+import { certifyPeers } from './peer-certificates.js';
 import {
   type IssuedPair,
   nextPostgresTlsData,
@@ -40,16 +36,46 @@ export interface PostgresTlsOutcome {
 }
 
 /**
- * Brings names.postgresTls up to date, and says what is wrong with the user's Secrets and when
- * the next renewal is due.
+ * Brings names.postgresTls and the instances' peer certificates up to date, and says what is
+ * wrong with the user's Secrets (or an agent's key) and when the next renewal is due.
  *
  * @example
  * ```ts
- * const { problem, renewInMs } = await reconcilePostgresTls(cluster, ctx);
+ * const { problem, renewInMs } = await reconcilePostgresTls(cluster, ctx, instancePods);
  * if (problem) await ctx.event('Warning', 'TLSSecretInvalid', problem);
  * ```
  */
-export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Context): Promise<PostgresTlsOutcome> {
+export async function reconcilePostgresTls(
+  cluster: PostgresCluster,
+  ctx: Context,
+  instancePods: readonly Pod[],
+): Promise<PostgresTlsOutcome> {
+  const secretOutcome = await reconcileTlsSecret(cluster, ctx);
+  const ca = secretOutcome.ca;
+  if (!ca) return secretOutcome;
+  const peers = await certifyPeers({
+    client: ctx.client,
+    namespace: cluster.metadata?.namespace ?? '',
+    cluster: cluster.metadata?.name ?? '',
+    ca,
+    pods: instancePods,
+    lifetime,
+    signal: ctx.signal,
+    onIssued: (pod, reason) => ctx.log.info({ pod, reason }, "issuing the instance's peer certificate"),
+  });
+  for (const { pod, reason } of peers.refused)
+    ctx.log.warn({ pod, reason }, 'not certifying the peer key this instance reports');
+  const renewals = [secretOutcome.renewInMs, peers.renewInMs].filter((ms) => ms !== undefined);
+  return {
+    ...(secretOutcome.problem ? { problem: secretOutcome.problem } : {}),
+    ...(renewals.length > 0 ? { renewInMs: Math.min(...renewals) } : {}),
+  };
+}
+
+async function reconcileTlsSecret(
+  cluster: PostgresCluster,
+  ctx: Context,
+): Promise<PostgresTlsOutcome & { ca?: CertificateAuthority }> {
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
   const ca = await ensureCertificateAuthority(cluster, ctx, {
@@ -59,6 +85,7 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     replacedReason: 'PostgresCAReplaced',
   });
   if (!ca) return {};
+  const done = (o: PostgresTlsOutcome) => ({ ...o, ca });
   const secretName = names.postgresTls(clusterName);
   const userSecretName = cluster.spec.tls?.serverSecret;
   const userReplicationName = cluster.spec.tls?.replicationSecret;
@@ -92,12 +119,12 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   };
   const cachedData = decodeSecretData(ctx.get<Secret>('v1', 'Secret', secretName, namespace)?.data);
   const cached = plan(cachedData);
-  if (postgresTlsPlanIsEmpty(cached)) return outcome(cached, cachedData);
+  if (postgresTlsPlanIsEmpty(cached)) return done(outcome(cached, cachedData));
   // Change only what the API server holds: a cache that lags this controller's last write would
   // reissue a certificate the agents may already serve.
   const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
   const todo = plan(data);
-  if (postgresTlsPlanIsEmpty(todo)) return outcome(todo, data);
+  if (postgresTlsPlanIsEmpty(todo)) return done(outcome(todo, data));
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
     createServingCertificate({ ...request, ca, validityDays: lifetime.validityDays });
   if (todo.issueServer) ctx.log.info({ reason: todo.issueServer }, 'issuing the PostgreSQL server certificate');
@@ -106,17 +133,12 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
     ctx.log.info({ secret: userReplicationName }, "replicating with the certificate of the spec's replication Secret");
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
-  if (todo.issuePeer) ctx.log.info({ reason: todo.issuePeer }, "issuing the agents' peer certificate");
   if (todo.issueSuperuser) ctx.log.info({ reason: todo.issueSuperuser }, "issuing the agents' superuser certificate");
   const dnsNames = postgresServerDnsNames(clusterName, namespace);
-  const [server, replication, peer, superuser] = await Promise.all([
+  const [server, replication, superuser] = await Promise.all([
     todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
     todo.issueReplication
       ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
-      : undefined,
-    // Served and presented by every agent: peers check the common name, not an address.
-    todo.issuePeer
-      ? issue({ dnsNames: [`${clusterName}-peer`], commonName: peerCommonName(clusterName), clientAuth: true })
       : undefined,
     todo.issueSuperuser
       ? issue({ dnsNames: [`${clusterName}-superuser`], commonName: SUPERUSER, clientAuth: true })
@@ -125,11 +147,10 @@ export async function reconcilePostgresTls(cluster: PostgresCluster, ctx: Contex
   const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
     ...(server ? { server } : {}),
     ...(replication ? { replication } : {}),
-    ...(peer ? { peer } : {}),
     ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
-  return outcome(todo, next);
+  return done(outcome(todo, next));
 }
 
 async function readUserSecret(ctx: Context, name: string, namespace: string) {
