@@ -36,8 +36,11 @@ const NOT_MEASURED = Object.fromEntries(
 
 const { values, trials, seed, systems } = parseSideBySide({
   defaultTrials: '3',
-  extra: { rows: { type: 'string', default: process.env.BENCH_ROWS ?? allRows.join(',') } },
-  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri] [--seed 1]`,
+  extra: {
+    rows: { type: 'string', default: process.env.BENCH_ROWS ?? allRows.join(',') },
+    'patroni-failsafe': { type: 'boolean', default: false },
+  },
+  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri] [--seed 1] [--patroni-failsafe]`,
   valid: (v) => v.rows.split(',').every((r) => allRows.includes(Number(r))),
 });
 const rows = values.rows.split(',').map(Number);
@@ -53,7 +56,13 @@ const log = (line) => console.error(`[bench:failures] ${line}`);
 // differ only by the fault.
 const starters = {
   patroni: async () => {
-    const system = await startPatroniSystem({ sync: values.sync, log, dcsProxy: true, memberDisk });
+    const system = await startPatroniSystem({
+      sync: values.sync,
+      log,
+      dcsProxy: true,
+      memberDisk,
+      failsafeMode: values['patroni-failsafe'],
+    });
     return Object.assign(system, { faults: patroniFaults(system) });
   },
   kanri: async () => {
@@ -181,6 +190,7 @@ try {
     rebuilt: Object.fromEntries([...running].map(([name, e]) => [name, e.rebuilt])),
     client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
     patroniVersion: systems.includes('patroni') ? patroniVersion() : null,
+    patroniFailsafeMode: systems.includes('patroni') ? values['patroni-failsafe'] : null,
     environment: environment.finish({ python: venv.python }),
   };
   console.log(JSON.stringify(json));

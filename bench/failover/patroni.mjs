@@ -109,6 +109,9 @@ export async function startPatroniSystem({
   members = 3,
   dcsProxy = false,
   memberDisk = undefined,
+  // Patroni's failsafe_mode (off by default): a leader that cannot reach the DCS keeps running
+  // while every member's REST API answers its POST /failsafe, as Kanri's failsafe mode does.
+  failsafeMode = false,
 } = {}) {
   ensureAptPackage(PATRONI, 'patroni', log); // when missing and we are root, as the bootstrap does for PostgreSQL
   await sweepStaleRuns(log);
@@ -184,6 +187,7 @@ export async function startPatroniSystem({
     bootstrap: {
       dcs: {
         ...PATRONI_DCS,
+        failsafe_mode: failsafeMode,
         // Kanri's synchronous mode (number: 1) is strict with one standby: commits wait rather than go async.
         synchronous_mode: sync,
         synchronous_mode_strict: sync,
@@ -306,6 +310,7 @@ export async function startPatroniSystem({
     settings: {
       store: 'etcd3',
       ...PATRONI_DCS,
+      failsafe_mode: failsafeMode,
       synchronous_mode: sync,
       synchronous_mode_strict: sync,
       use_pg_rewind: true,

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createPublicKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import type { KubeObject } from '@kanri/client';
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { waitFor } from '@kanri/testenv';
-import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import { PeerClient } from '../src/agent/io/peer-client.js';
 import { requestVouch } from '../src/agent/io/peer-failsafe.js';
@@ -98,10 +98,22 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     }
   }
 
-  /** The CA clients verify the server with, as the cluster's TLS Secret carries it, in a file. */
+  /**
+   * The CA clients verify the server with, from the ConfigMap that hands it to them (no Secret
+   * access needed), in a file; it must be the one the instances are handed.
+   */
   async function serverCaFile(name: string): Promise<string> {
     const file = join(dir, name);
-    await writeFile(file, await secretValue(env.client, names.postgresTls(CLUSTER), POSTGRES_TLS_KEY.serverCa));
+    const ca = await waitFor(`${names.clientCa(CLUSTER)} to hold the instances' CA`, async () => {
+      const configMap = await env.client
+        .resource<ConfigMap & KubeObject>('v1', 'ConfigMap')
+        .get(names.clientCa(CLUSTER), { namespace: 'default' });
+      const handed = await secretValue(env.client, names.postgresTls(CLUSTER), POSTGRES_TLS_KEY.serverCa);
+      const data = configMap.data ?? {};
+      assert.deepEqual(Object.keys(data), ['ca.crt'], 'the CA alone');
+      return data['ca.crt'] === handed ? handed : undefined;
+    });
+    await writeFile(file, ca);
     return file;
   }
 
@@ -336,7 +348,12 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     assert.equal(
       await secretValue(env.client, names.postgresTls(CLUSTER), POSTGRES_TLS_KEY.serverCa),
       corpCa.caCertPem,
-      "the cluster's TLS Secret hands clients the user's CA",
+      "the cluster's TLS Secret hands the instances the user's CA",
+    );
+    assert.equal(
+      await readFile(await serverCaFile('handed-ca.crt'), 'utf8'),
+      corpCa.caCertPem,
+      `${names.clientCa(CLUSTER)} hands clients the user's CA`,
     );
     // The replica's stream predates the change: cut it, and it must verify the new certificate to stream again.
     const [cut] = await primaryOverTls('SELECT pid, pg_terminate_backend(pid) FROM pg_stat_replication');
@@ -452,7 +469,14 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     assert.ok(!reasons.includes(EVENT_REASON.rewindFailed), events.map((e) => e.note).join('\n'));
   });
 
-  it('renews short-lived certificates before they expire, with no failed verify-full query and the replica streaming', async (t) => {
+  const shortPods = async () =>
+    (
+      await env.client
+        .resource<Pod & KubeObject>('v1', 'Pod')
+        .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=${SHORT}` })
+    ).items;
+
+  it("renews short-lived certificates before they expire, the agents' peer certificates too, with no failed verify-full query and the replica streaming", async (t) => {
     // A 60 s lifetime: renewed when 20 s remain (a third), so about every 40 s.
     await env.stopOperator();
     await env.startOperator({ env: { KANRI_CERTIFICATE_VALIDITY_SECONDS: '60' } });
@@ -462,6 +486,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     const ca = await secretValue(env.client, names.postgresTls(SHORT), POSTGRES_TLS_KEY.serverCa);
     const [host, port] = (await serviceAddress(env.cp, 'default', `${SHORT}-primary`, 5432)).split(':');
     const serials = new Map<string, string>(); // serial → validTo
+    const peerSerials = new Map<string, Set<string>>(); // Pod → its peer certificates' serials
     const failures: string[] = [];
     let queries = 0;
     const until = Date.now() + 100_000;
@@ -489,13 +514,36 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
       } finally {
         await client.end().catch(() => undefined);
       }
+      for (const pod of await shortPods()) {
+        const { cert } = splitPeerCertificate(pod.metadata?.annotations?.[ANNOTATION.peerCertificate]);
+        const name = pod.metadata?.name ?? '';
+        if (cert)
+          peerSerials.set(name, (peerSerials.get(name) ?? new Set()).add(new X509Certificate(cert).serialNumber));
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     t.diagnostic(
-      `${serials.size} server certificates served in 100 s, ${queries} verify-full queries, ${failures.length} failed`,
+      `${serials.size} server certificates served in 100 s, ${queries} verify-full queries, ${failures.length} failed; peer certificates per instance: ${[...peerSerials.values()].map((s) => s.size).join(', ')}`,
     );
     assert.deepEqual(failures, [], `${failures.length} of ${queries + failures.length} queries failed`);
     assert.ok(serials.size >= 2, `renewed and served: ${[...serials.values()].join(', ')}`);
+    assert.equal(peerSerials.size, 2);
+    for (const [pod, seen] of peerSerials) assert.ok(seen.size >= 2, `${pod}'s peer certificate renewed: ${seen.size}`);
+    // The agents took their renewed certificates: a peer still reads the primary's status.
+    const pods = await shortPods();
+    const primary = pods.find((p) => p.metadata?.labels?.[LABEL.role] === 'primary');
+    const replica = pods.find((p) => p.metadata?.labels?.[LABEL.role] === 'replica');
+    const peers = new PeerClient();
+    peers.setTls(await peerIdentityOf(env.client, SHORT, replica?.metadata?.name ?? ''));
+    try {
+      const status = await fetchPeerStatus(peers, {
+        name: primary?.metadata?.name ?? '',
+        ip: primary?.status?.podIP ?? '',
+      });
+      assert.equal(status?.role, 'primary');
+    } finally {
+      peers.close();
+    }
     const [stream] = await primarySqlOf(SHORT, shortPassword, STREAMING);
     assert.deepEqual(stream, {
       usename: 'streaming_replica',

@@ -149,6 +149,11 @@ export const names = {
   postgresTls: (cluster: string) => `${cluster}-postgres-tls`,
   /** The CA that issues them (unless the spec names a server Secret); the operator alone reads it. */
   postgresCa: (cluster: string) => `${cluster}-ca`,
+  /**
+   * ConfigMap with `ca.crt` alone: what clients verify the server with (the cluster's CA, or the
+   * server Secret's `ca.crt`), so an application needs no access to a Secret that holds keys.
+   */
+  clientCa: (cluster: string) => `${cluster}-postgres-ca`,
   /** Physical replication slot the primary keeps for a replica Pod. */
   slot: (pod: string) => `kanri_${pod.replace(/[^a-z0-9_]/g, '_')}`,
 };

@@ -141,10 +141,11 @@ export async function sql<R extends Record<string, unknown>>(
 }
 
 /**
- * Ends a client without waiting on a connection that broke: pg's `end()` waits for the socket's
- * end event, which a reset or timed-out connection may never send. An awaited `end()` once left
- * the split-brain watcher's loop for a crashed primary stuck for the rest of a run, so it probed
- * no primary at all while its check still passed.
+ * Ends a client, waiting at most 500 ms: pg's `end()` waits for the socket's end event, and some
+ * pg versions never resolved it on a connection that had failed (node-postgres #2777, #2923). The
+ * pg here resolves it after a killed backend, a read timeout and a stopped backend (tried by
+ * hand), but a watcher loop stuck there would stop probing that instance while its verdict still
+ * passed, so the wait is bounded anyway.
  */
 export async function closeClient(db: pg.Client | undefined): Promise<void> {
   if (db) await Promise.race([db.end().catch(() => undefined), sleep(500)]);
@@ -255,7 +256,7 @@ export interface Acceptance {
 
 /**
  * Tries a tiny write on every instance directly (its Pod IP) every 50 ms, with synchronous_commit =
- * local so a primary that takes a write is seen even while it waits for a standby.
+ * off so a primary that takes a write is seen even while it waits for a standby or its disk.
  */
 export class SplitBrainWatcher {
   readonly accepted: Acceptance[] = [];
@@ -342,7 +343,9 @@ export class SplitBrainWatcher {
           });
           db.on('error', () => undefined);
           await db.connect();
-          await db.query('SET synchronous_commit = local');
+          // off, not local: a commit is acknowledged without waiting for its WAL flush, so a
+          // primary stuck on its disk that still takes writes is seen taking them.
+          await db.query('SET synchronous_commit = off');
         }
         const start = performance.now();
         this.probes++;

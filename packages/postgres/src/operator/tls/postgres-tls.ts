@@ -3,15 +3,23 @@
  * in names.postgresCa (created once, read by the operator only), the server certificate (issued
  * for the Service names, or copied from spec.tls.serverSecret), and the replication user's client
  * certificate (or copied from spec.tls.replicationSecret); and, from the same CA, each agent's
- * own peer certificate, on its Pod (peer-certificates.ts). Renewed 30 days before expiry; the
- * agents reload postgres when the Secret changes.
+ * own peer certificate, on its Pod (peer-certificates.ts); and the ConfigMap names.clientCa that
+ * hands clients the server's CA alone. Renewed 30 days before expiry; the agents reload postgres
+ * when the Secret changes.
  * Key material never reaches a log or an event.
  */
 import { type CertificateAuthority, createServingCertificate, type ReconcileContext } from '@kanri/runtime';
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { names, postgresServerDnsNames, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
+import {
+  names,
+  POSTGRES_TLS_KEY,
+  postgresServerDnsNames,
+  REPLICATION_CERT_COMMON_NAME,
+  SUPERUSER,
+} from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
+import { clientCaConfigMap } from '../builders/client-ca.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -53,6 +61,8 @@ export async function reconcilePostgresTls(
   const secretOutcome = await reconcileTlsSecret(cluster, ctx);
   const ca = secretOutcome.ca;
   if (!ca) return secretOutcome;
+  const serverCa = secretOutcome.data?.[POSTGRES_TLS_KEY.serverCa];
+  if (serverCa) await ctx.apply(clientCaConfigMap(cluster, serverCa));
   const peers = await certifyPeers({
     client: ctx.client,
     namespace: cluster.metadata?.namespace ?? '',
@@ -75,7 +85,7 @@ export async function reconcilePostgresTls(
 async function reconcileTlsSecret(
   cluster: PostgresCluster,
   ctx: Context,
-): Promise<PostgresTlsOutcome & { ca?: CertificateAuthority }> {
+): Promise<PostgresTlsOutcome & { ca?: CertificateAuthority; data?: Record<string, string> }> {
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
   const ca = await ensureCertificateAuthority(cluster, ctx, {
@@ -85,7 +95,7 @@ async function reconcileTlsSecret(
     replacedReason: 'PostgresCAReplaced',
   });
   if (!ca) return {};
-  const done = (o: PostgresTlsOutcome) => ({ ...o, ca });
+  const done = (o: PostgresTlsOutcome, data: Record<string, string>) => ({ ...o, ca, data });
   const secretName = names.postgresTls(clusterName);
   const userSecretName = cluster.spec.tls?.serverSecret;
   const userReplicationName = cluster.spec.tls?.replicationSecret;
@@ -119,12 +129,12 @@ async function reconcileTlsSecret(
   };
   const cachedData = decodeSecretData(ctx.get<Secret>('v1', 'Secret', secretName, namespace)?.data);
   const cached = plan(cachedData);
-  if (postgresTlsPlanIsEmpty(cached)) return done(outcome(cached, cachedData));
+  if (postgresTlsPlanIsEmpty(cached)) return done(outcome(cached, cachedData), cachedData);
   // Change only what the API server holds: a cache that lags this controller's last write would
   // reissue a certificate the agents may already serve.
   const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
   const todo = plan(data);
-  if (postgresTlsPlanIsEmpty(todo)) return done(outcome(todo, data));
+  if (postgresTlsPlanIsEmpty(todo)) return done(outcome(todo, data), data);
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
     createServingCertificate({ ...request, ca, validityDays: lifetime.validityDays });
   if (todo.issueServer) ctx.log.info({ reason: todo.issueServer }, 'issuing the PostgreSQL server certificate');
@@ -150,7 +160,7 @@ async function reconcileTlsSecret(
     ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
-  return done(outcome(todo, next));
+  return done(outcome(todo, next), next);
 }
 
 async function readUserSecret(ctx: Context, name: string, namespace: string) {
