@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../packages/client/dist/src/index.js';
 import {
+  PGUpgradeResource,
   PostgresBackupResource,
   PostgresClusterResource,
   postgresOperator,
@@ -56,18 +57,20 @@ export async function startKanriEnv({ nodes = 3, apiProxy = false, operatorProxy
     logDir = await mkdtemp(join(tmpdir(), 'kanri-bench-failover-'));
     client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
     const apply = (o) => client.resourceFor(o).apply(o, { fieldManager: 'bench-installer', force: true });
-    // Both CRDs the operator watches: without PostgresBackup's its informer never syncs and it
-    // reconciles nothing (as packages/postgres/test/harness.ts installs them).
-    await apply(PostgresClusterResource.crd);
-    await apply(PostgresBackupResource.crd);
+    // Every CRD the operator watches: without one its informer never syncs and it reconciles
+    // nothing (as packages/postgres/test/harness.ts installs them). PGUpgrade's was missing here
+    // from issue 15 on, and every Kanri bench start timed out waiting for the superuser Secret.
+    const crds = [PostgresClusterResource, PostgresBackupResource, PGUpgradeResource];
+    for (const resource of crds) await apply(resource.crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
     for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
     await waitFor('the PostgresCluster CRD to be served', () =>
       client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
     );
-    await waitFor('the PostgresBackup CRD to be served', () =>
-      client.resource(PostgresBackupResource.apiVersion, PostgresBackupResource.kind).list({ namespace: 'default' }),
-    );
+    for (const resource of crds.slice(1))
+      await waitFor(`the ${resource.kind} CRD to be served`, () =>
+        client.resource(resource.apiVersion, resource.kind).list({ namespace: 'default' }),
+      );
     // RBAC binds the ServiceAccount by user name, so a client certificate with that name is the operator.
     const identity = await cp.addUser({
       name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,

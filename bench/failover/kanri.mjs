@@ -3,7 +3,7 @@
 // (kanri-env.mjs), and a 3-instance cluster whose Pods must each run on their own node (required
 // podAntiAffinity on the hostname). A power loss of a member is `crash()` of the process node
 // running its Pod; bringing it back is `recover()`.
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LABEL, names, PostgresClusterResource } from '../../packages/postgres/dist/src/index.js';
@@ -260,6 +260,12 @@ export async function startKanriSystem({
     await system.waitHealthy(300_000);
     log(`cluster ${name} ready with ${instances} instances in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } catch (error) {
+    // The operator's log goes with the environment: say what it said before it does.
+    const logs = await readdir(env.logDir).catch(() => []);
+    for (const file of logs.filter((f) => f.startsWith('operator-'))) {
+      const text = await readFile(join(env.logDir, file), 'utf8').catch(() => '');
+      log(`--- ${file} (last lines)\n${text.split('\n').slice(-30).join('\n')}`);
+    }
     await system.stop().catch(() => {});
     throw error;
   }
