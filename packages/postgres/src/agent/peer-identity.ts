@@ -9,7 +9,7 @@
  * member's answer then). Only this Pod can read it, so an instance still speaks only as itself.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { peerCommonName, splitPeerCertificate } from '../contract/index.js';
 import type { PeerTls } from './io/peer-client.js';
@@ -49,6 +49,7 @@ export class PeerIdentity {
       const identity = new PeerIdentity();
       try {
         writeFileSync(path, identity.#privateKeyPem, { mode: 0o600 });
+        chmodSync(path, 0o600); // the mode above applies only to a file it creates
       } catch {
         // Kept in memory only: a restart then needs the operator to certify its next key.
       }
@@ -75,6 +76,6 @@ export class PeerIdentity {
     } catch {
       return undefined;
     }
-    return { cert, key: this.#privateKeyPem, ca, cluster, instance };
+    return { cert, key: this.#privateKeyPem, ca, cluster };
   }
 }

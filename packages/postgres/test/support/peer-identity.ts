@@ -26,5 +26,5 @@ export async function peerIdentityOf(
     dnsNames: ['test-peer'],
     clientAuth: true,
   });
-  return { cert: cert.certPem, key: cert.keyPem, ca: ca.caCertPem, cluster, instance };
+  return { cert: cert.certPem, key: cert.keyPem, ca: ca.caCertPem, cluster };
 }

@@ -15,9 +15,8 @@ export interface PeerTls {
   readonly key: string;
   /** The cluster's CA: peers' certificates must come from it. */
   readonly ca: string;
+  /** The cluster whose instances are peers (peerCommonName). */
   readonly cluster: string;
-  /** This instance: its certificate says peerCommonName(cluster, instance). */
-  readonly instance: string;
 }
 
 /** A peer to call: its Pod's name, which its certificate must carry, and its address. */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -93,8 +93,10 @@ describe('peer API: one identity per instance', () => {
       const first = PeerIdentity.kept(dir);
       assert.equal((await stat(join(dir, 'peer.key'))).mode & 0o777, 0o600);
       assert.equal(PeerIdentity.kept(dir).publicKeyPem, first.publicKeyPem, 'the same key after a restart');
-      await writeFile(join(dir, 'peer.key'), 'garbage');
+      await writeFile(join(dir, 'peer.key'), 'garbage', { mode: 0o644 });
+      await chmod(join(dir, 'peer.key'), 0o644);
       assert.notEqual(PeerIdentity.kept(dir).publicKeyPem, first.publicKeyPem, 'an unreadable key is replaced');
+      assert.equal((await stat(join(dir, 'peer.key'))).mode & 0o777, 0o600, 'and its file is the owner’s alone again');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
