@@ -1,12 +1,14 @@
 /**
  * Synchronous mode (one synchronous standby, strict) with short HA settings: crashes of the primary
- * lose no acknowledged commit, and only the published synchronous standby is promoted. Planned
+ * lose no acknowledged commit, and only the published synchronous standby is promoted, or a replica
+ * whose own decision shows it flushed strictly more than that standby. Planned
  * switchovers through the `postgres.kanri.dev/switchover` annotation, to a named replica and to the
  * best one, lose nothing; a request for a Pod that is not a replica is refused once, with the reason.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '@kanri/testenv';
+import { parseLsn } from '../src/agent/plan/lsn.js';
 import { ANNOTATION } from '../src/index.js';
 import { lostCommits } from './support/commit-loss.js';
 import {
@@ -67,6 +69,25 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       250,
     );
 
+  /**
+   * A replica that is not the published standby may lead only when it has flushed strictly more
+   * than the standby (plan/failover-plan.ts): its own failover decision must say so, with LSNs.
+   */
+  const aheadOf = async (holder: string, standby: string) => {
+    const decision = await waitFor(
+      `${holder}'s failover decision`,
+      async () => reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === holder))?.failover,
+      30_000,
+      100,
+    );
+    const match = /\(received (\S+), replayed .*; ahead of (\S+) received ([^,]+),/.exec(decision);
+    assert.ok(match, `${holder} led without being the published standby ${standby}: ${decision}`);
+    const [, own, behind, theirs] = match;
+    assert.equal(behind, standby, decision);
+    assert.ok((parseLsn(own) ?? 0) > (parseLsn(theirs) ?? Number.POSITIVE_INFINITY), decision);
+    return `ahead of ${standby} (${own} > ${theirs})`;
+  };
+
   before(async () => {
     env = await startFailoverEnv();
     env.startOperator();
@@ -118,7 +139,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     assert.deepEqual(report.synchronousStandbys, [standby]);
   });
 
-  it(`loses no acknowledged commit when the primary crashes (${CRASHES} times); only the synchronous standby is promoted`, async () => {
+  it(`loses no acknowledged commit when the primary crashes (${CRASHES} times); only the synchronous standby, or a replica ahead of it, is promoted`, async () => {
     const rtos: number[] = [];
     for (let trial = 1; trial <= CRASHES; trial++) {
       const { primary } = await waitHealthy(env.client, CLUSTER, 3);
@@ -136,15 +157,15 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
         20,
       );
       rtos.push(first.at - crashedAt);
-      const holder = (await leaseOf(env.client, CLUSTER)).spec?.holderIdentity;
-      assert.equal(holder, standby, 'the published synchronous standby was promoted');
+      const holder = (await leaseOf(env.client, CLUSTER)).spec?.holderIdentity as string;
+      const chosen = holder === standby ? 'the published standby' : await aheadOf(holder, standby as string);
       const late = writer.acks.filter((a) => a.at >= crashedAt && a.host === oldIP).length;
       assert.deepEqual(await lostOn(first.host), [], 'no acknowledged commit lost');
       await node.recover();
       const report = await untilRejoined(primary);
       assert.match(report.rejoin ?? '', REWOUND_DECISION, 'rejoined through pg_rewind, not a re-clone');
       console.log(
-        `# sync trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${((first.at - crashedAt) / 1000).toFixed(2)} s; 0 of ${writer.acks.length} commits lost (${late} acknowledged by ${primary} at or after the crash); ${report.rejoin}`,
+        `# sync trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${((first.at - crashedAt) / 1000).toFixed(2)} s; 0 of ${writer.acks.length} commits lost (${late} acknowledged by ${primary} at or after the crash); ${holder} was ${chosen}; ${report.rejoin}`,
       );
     }
     console.log(

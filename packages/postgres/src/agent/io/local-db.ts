@@ -11,6 +11,14 @@ import { AGENT_SESSION_OPTIONS } from './session-options.js';
 
 export class LocalDb {
   readonly #pool: pg.Pool;
+  /**
+   * The newest timeline the WAL receiver streamed, by the postmaster start it belongs to. Without a
+   * receiver running (the primary just died), a standby shows only its last restartpoint's
+   * timeline, which can be older than the WAL it holds: a synchronous-mode failover compares
+   * timelines (plan/failover-plan.ts) and would wrongly find it on another one. A restart (a
+   * rewind, a re-clone) forgets it.
+   */
+  #streamed: { readonly started: string; readonly timeline: number } | undefined;
 
   constructor(socketDir: string, log: Logger) {
     this.#pool = new pg.Pool({
@@ -58,8 +66,12 @@ export class LocalDb {
     if (!row) return { connected: false };
     const inRecovery = row.in_recovery === true;
     const walfile = row.current_walfile as string | null;
+    const started = String(row.started);
+    if (this.#streamed?.started !== started) this.#streamed = undefined;
+    const received = Math.max(Number(row.received_tli ?? 0), this.#streamed?.timeline ?? 0);
+    if (inRecovery && received > 0) this.#streamed = { started, timeline: received };
     const timeline = inRecovery
-      ? Math.max(Number(row.received_tli ?? 0), Number(row.checkpoint_tli ?? 0))
+      ? Math.max(received, Number(row.checkpoint_tli ?? 0))
       : walfile
         ? Number.parseInt(walfile.slice(0, 8), 16)
         : Number(row.checkpoint_tli ?? 0);
@@ -114,6 +126,7 @@ const RESTART_PENDING = "s.pending_restart AND s.name NOT LIKE 'recovery\\_targe
 // it is right at once after a promotion, before the next checkpoint.
 const OBSERVE_SQL = `
 SELECT pg_is_in_recovery() AS in_recovery,
+       pg_postmaster_start_time()::text AS started,
        current_setting('server_version') AS server_version,
        (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
        (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,

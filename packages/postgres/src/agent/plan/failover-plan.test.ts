@@ -50,12 +50,39 @@ it('failover: never beyond the lag limit, never outside the synchronous set, nev
   const decision = decideFailover(input('db-b', [far], { maximumLagBytes: 1024 }));
   assert.equal(decision.take, false);
   assert.equal(decision.message, 'waiting: no replica within lag limit (db-b lags 32 MiB > 1 kiB)');
-  const a = replica('db-a', '0/3000000');
+  const a = replica('db-a', '0/2000000');
   const b = replica('db-b', '0/2000000');
-  assert.equal(decideFailover(input('db-a', [a, b], { synchronousStandbys: ['db-b'] })).take, false);
+  assert.match(
+    decideFailover(input('db-a', [a, b], { synchronousStandbys: ['db-b'] })).message,
+    /waiting: synchronous mode, and this replica is neither a synchronous standby \(db-b\) nor ahead of them/,
+  );
   assert.equal(decideFailover(input('db-b', [a, b], { synchronousStandbys: ['db-b'] })).take, true);
   assert.match(decideFailover(input('db-a', [{ ...a, eligible: false, why: 'rejoining' }])).message, /rejoining/);
   assert.equal(decideFailover(input('db-b', [{ ...a, systemIdentifier: '8' }, b])).take, true);
+});
+
+it('failover, synchronous mode: a replica that flushed strictly more than every answering published standby may lead', () => {
+  const standby = replica('db-b', '0/2000000');
+  const ahead = replica('db-a', '0/2000100');
+  const published = { synchronousStandbys: ['db-b'] };
+  const taking = decideFailover(input('db-a', [ahead, standby], published));
+  assert.equal(taking.take, true);
+  assert.match(taking.message, /ahead of db-b received 0\/2000000/);
+  assert.equal(decideFailover(input('db-b', [ahead, standby], published)).take, false);
+  // Level with the standby is not ahead of it: the published standby leads.
+  const level = replica('db-a', '0/2000000', '0/2000000', { name: 'db-0' });
+  assert.equal(decideFailover(input('db-0', [level, standby], published)).take, false);
+  assert.equal(decideFailover(input('db-b', [level, standby], published)).take, true);
+  // Another timeline's positions do not compare.
+  const otherTimeline = replica('db-a', '0/2000100', '0/2000100', { timeline: 2 });
+  assert.equal(decideFailover(input('db-a', [otherTimeline, standby], published)).take, false);
+  // No published standby answered: nothing shows what was acknowledged, so nobody else may lead.
+  assert.equal(decideFailover(input('db-a', [ahead], published)).take, false);
+  // Ahead of one published standby but not of the other that answered.
+  const second = replica('db-c', '0/2000200');
+  const both = { synchronousStandbys: ['db-b', 'db-c'] };
+  assert.equal(decideFailover(input('db-a', [ahead, standby, second], both)).take, false);
+  assert.equal(decideFailover(input('db-c', [ahead, standby, second], both)).take, true);
 });
 
 const sync = (extra: Partial<SyncInput>): SyncInput => ({

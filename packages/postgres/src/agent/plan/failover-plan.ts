@@ -1,6 +1,7 @@
 /**
  * Which replica takes over when the leader Lease has expired: the most advanced healthy replica
- * within the lag limit (and, in synchronous mode, one of the published synchronous standbys).
+ * within the lag limit (and, in synchronous mode, one of the published synchronous standbys, or a
+ * replica provably ahead of them: see synchronousEligible).
  * Every replica runs the same rule on the same data, so they agree on one winner; the Lease's
  * resourceVersion precondition settles any race. Pure.
  */
@@ -28,7 +29,7 @@ export interface FailoverInput {
   /** The highest LSN the primary is known to have reached (its reports, the replicas' WAL receivers). */
   readonly primaryLsn: string | undefined;
   readonly maximumLagBytes: number;
-  /** Synchronous mode: the Pods published in the Lease; only they may be promoted. */
+  /** Synchronous mode: the Pods published in the Lease; only they, or a replica ahead of them, may be promoted. */
   readonly synchronousStandbys: readonly string[] | undefined;
   /** The grace period for better candidates has run out: this one may go ahead of them. */
   readonly graceOver: boolean;
@@ -51,6 +52,24 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
     byLsn(a.replayedLsn, b.replayedLsn) ||
     b.timeline - a.timeline ||
     a.name.localeCompare(b.name)
+  );
+}
+
+/**
+ * Synchronous mode: may `c` be promoted? A published standby may. So may any other replica on the
+ * same timeline that has flushed strictly more WAL than every published standby that answered
+ * (at least one must): every published standby holds every acknowledged commit (plan/sync-plan.ts),
+ * so such a replica holds them too. Promoting the published standby instead would make the replica
+ * that is ahead rewind (hundreds of ms in the failover benchmark) and throw away WAL it already had.
+ */
+export function synchronousEligible(c: Candidate, published: readonly string[], answered: readonly Candidate[]) {
+  if (published.includes(c.name)) return true;
+  const standbys = answered.filter((s) => published.includes(s.name));
+  const flushed = parseLsn(c.receivedLsn);
+  return (
+    standbys.length > 0 &&
+    flushed !== undefined &&
+    standbys.every((s) => s.timeline === c.timeline && flushed > (parseLsn(s.receivedLsn) ?? Number.POSITIVE_INFINITY))
   );
 }
 
@@ -78,15 +97,17 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
   const me = input.candidates.find((c) => c.name === input.self);
   if (!me?.eligible) return { take: false, message: `not a candidate: ${me?.why ?? 'no status'}` };
   const sync = input.synchronousStandbys;
-  if (sync !== undefined && !sync.includes(input.self))
+  const members = input.candidates.filter((c) => c.systemIdentifier === input.systemIdentifier);
+  const allowed = (c: Candidate) => sync === undefined || synchronousEligible(c, sync, members);
+  if (sync !== undefined && !allowed(me))
     return {
       take: false,
-      message: `waiting: synchronous mode, and this replica is not a synchronous standby (${sync.join(', ') || 'none published'})`,
+      message: `waiting: synchronous mode, and this replica is neither a synchronous standby (${sync.join(', ') || 'none published'}) nor ahead of them`,
     };
   const lagOf = (c: Candidate) => lsnDistance(c.receivedLsn, input.primaryLsn);
-  const ranked = input.candidates
-    .filter((c) => c.eligible && c.systemIdentifier === input.systemIdentifier)
-    .filter((c) => sync === undefined || sync.includes(c.name))
+  const ranked = members
+    .filter((c) => c.eligible)
+    .filter(allowed)
     .sort(compareCandidates);
   const within = ranked.filter((c) => lagOf(c) <= input.maximumLagBytes);
   if (within.length === 0) {
