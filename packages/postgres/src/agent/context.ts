@@ -19,6 +19,7 @@ import type { PeerClient } from './io/peer-client.js';
 import type { PgBackRest } from './io/pgbackrest.js';
 import type { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
+import type { WalRemovedWatch } from './plan/wal-removed-watch.js';
 import type { AgentStateStore } from './state.js';
 
 export interface AgentContext {
@@ -40,8 +41,8 @@ export interface AgentContext {
   readonly primaryWakeup: Wakeup;
   /** The first postgres log line saying this replica's WAL is not part of its primary's history. */
   readonly divergence: { line: string | undefined };
-  /** The first postgres log line saying the primary no longer has WAL this replica needs (see roles/reclone.ts). */
-  readonly walRemoved: { line: string | undefined };
+  /** Whether the primary no longer has WAL this replica needs, from postgres's log (see roles/reclone.ts). */
+  readonly walRemoved: WalRemovedWatch;
   /** The last FATAL or PANIC line of postgres (connection refusals while starting excluded). */
   readonly lastFatal: { line: string | undefined };
   /** pgBackRest on this instance: its configuration file and commands. */

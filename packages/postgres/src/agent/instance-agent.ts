@@ -52,6 +52,7 @@ import type { WatchdogStatus } from './keeper/protocol.js';
 import { PeerIdentity } from './peer-identity.js';
 import { decideArchivePermit } from './plan/archive-plan.js';
 import { buildReport } from './plan/report.js';
+import { WalRemovedWatch } from './plan/wal-removed-watch.js';
 import { boot } from './roles/boot.js';
 import { answerVouch } from './roles/failsafe.js';
 import { runPrimary } from './roles/primary.js';
@@ -77,10 +78,11 @@ const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
 /**
- * What a standby's WAL receiver logs when the primary removed WAL it still needs: its slot was
- * invalidated by max_slot_wal_keep_size (or it had none). Streaming can never resume from there.
+ * After a first "WAL … already removed" refusal, postgres asks again only after
+ * wal_retrieve_retry_interval. A reload wakes its startup process sooner: a promoting primary's
+ * `.partial` rename refuses only for a moment (plan/wal-removed-watch.ts).
  */
-const WAL_REMOVED = /requested WAL segment \S+ has already been removed/;
+const WAL_RETRY_SOON_MS = 100;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */
 const FATAL = /\b(FATAL|PANIC): /;
@@ -114,7 +116,7 @@ export class InstanceAgent implements HealthSource {
     const state = new AgentStateStore(() => this.#status.wake());
     const identity = PeerIdentity.kept(config.runDir);
     const divergence: { line: string | undefined } = { line: undefined };
-    const walRemoved: { line: string | undefined } = { line: undefined };
+    const walRemoved = new WalRemovedWatch();
     const lastFatal: { line: string | undefined } = { line: undefined };
     let previous: string | undefined;
     const disk = new DiskWatch({
@@ -145,7 +147,8 @@ export class InstanceAgent implements HealthSource {
             CONFIG_ERRORS.test(line) && previous ? `${line}: ${previous.replace(LINE_PREFIX, '')}` : line;
         previous = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
-        if (state.snapshot().mode === 'follow' && WAL_REMOVED.test(line)) walRemoved.line ??= line;
+        if (state.snapshot().mode === 'follow' && walRemoved.see(line, performance.now()))
+          setTimeout(() => void db.query('SELECT pg_reload_conf()').catch(() => undefined), WAL_RETRY_SOON_MS);
       },
     });
     const db = new LocalDb(config.socketDir, log);

@@ -32,7 +32,7 @@ export async function recloneReplica(
   ctx.events.record('Warning', EVENT_REASON.recloned, `${config.podName}: ${why}; re-cloning (${line.slice(0, 200)})`);
   state.setPhase(`re-cloning ${primary}: ${why}`);
   await postgres.stop('fast', 10_000);
-  ctx.walRemoved.line = undefined;
+  ctx.walRemoved.reset();
   await rm(config.pgdata, { recursive: true, force: true });
   const started = performance.now();
   if (!(await cloneFromPrimary(ctx, signal))) return false;

@@ -39,7 +39,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
       const step = planReplicaLap({
         self: config.podName,
         diverged: ctx.divergence.line,
-        walRemoved: ctx.walRemoved.line,
+        walRemoved: ctx.walRemoved.confirmed,
         leaseExists: lease.exists,
         holder,
         expired: lease.exists && performance.now() >= leaseExpiresAtMs(lease),
