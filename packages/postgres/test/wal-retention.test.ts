@@ -82,9 +82,22 @@ describe('max_slot_wal_keep_size: a dead replica cannot fill the primary’s dis
       30_000,
       250,
     );
-    // 8 segments (128MB of WAL positions) past a 32MB limit, then a checkpoint, which invalidates.
+    // The slot 96MB of WAL positions behind, three times the 32MB limit, whatever the segment size;
+    // then a checkpoint, which invalidates it.
+    const behind = async () =>
+      Number(
+        (
+          await sql<{ bytes: string }>(
+            primaryIP,
+            password,
+            'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text AS bytes FROM pg_replication_slots WHERE slot_name = $1',
+            [slot],
+          )
+        )[0]?.bytes,
+      );
     await sql(primaryIP, password, 'CREATE TABLE IF NOT EXISTS filler (n int, pad text)');
-    for (let i = 0; i < 8; i++) {
+    for (let switches = 0; (await behind()) < 96 * 2 ** 20; switches++) {
+      assert.ok(switches < 200, `${slot} is still only ${await behind()} bytes behind after ${switches} WAL switches`);
       await sql(primaryIP, password, `INSERT INTO filler SELECT g, repeat('x', 100) FROM generate_series(1, 1000) g`);
       await sql(primaryIP, password, 'SELECT pg_switch_wal()');
     }

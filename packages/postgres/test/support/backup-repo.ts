@@ -3,13 +3,17 @@
  * plain files): the WAL segments it archived, and the gaps between them. Pure but for `repoObjects`.
  */
 import type { S3Server } from '@kanri/testenv';
+import { WAL_SEGMENT_MIB } from '../../src/agent/io/bootstrap.js';
+
+/** A WAL file name counts segments within 4 GiB "log files": 1024 of Kanri's 4 MiB segments each. */
+const PER_LOG_FILE = 2 ** 32 / (WAL_SEGMENT_MIB * 2 ** 20);
 
 /** A stored segment's key ends `…/<24 hex digits>-<sha1>[.gz]`; history, backup and partial files do not. */
 const SEGMENT = /\/([0-9A-F]{24})-[0-9a-f]{40}(\.[a-z0-9]+)?$/;
 
-/** `000000010000000000000003` → 3 (16 MiB segments: 256 per log file). */
+/** `000000010000000000000003` → 3; `000000010000000100000002` → 1026. */
 export function segmentNumber(name: string): number {
-  return Number.parseInt(name.slice(8, 16), 16) * 256 + Number.parseInt(name.slice(16, 24), 16);
+  return Number.parseInt(name.slice(8, 16), 16) * PER_LOG_FILE + Number.parseInt(name.slice(16, 24), 16);
 }
 
 /** The segment names of timeline `timeline` among the repo's archive keys, ascending, without duplicates. */
@@ -28,10 +32,10 @@ export function segmentGaps(segments: readonly string[], last: string): string[]
   for (let n = segmentNumber(first); n <= segmentNumber(last); n++) {
     if (!have.has(n))
       missing.push(
-        `${last.slice(0, 8)}${Math.floor(n / 256)
+        `${last.slice(0, 8)}${Math.floor(n / PER_LOG_FILE)
           .toString(16)
           .toUpperCase()
-          .padStart(8, '0')}${(n % 256).toString(16).toUpperCase().padStart(8, '0')}`,
+          .padStart(8, '0')}${(n % PER_LOG_FILE).toString(16).toUpperCase().padStart(8, '0')}`,
       );
   }
   return missing;

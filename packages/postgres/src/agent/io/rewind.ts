@@ -28,6 +28,8 @@ export interface ControlData {
   readonly limits: Readonly<Record<string, number>>;
   /** Database system identifier: equal on every member of one cluster, and only there. */
   readonly systemIdentifier: string;
+  /** Fixed at initdb: a major upgrade's new cluster must have the same. */
+  readonly walSegmentBytes: number;
 }
 
 /** pg_controldata's label → the parameter it records. */
@@ -53,6 +55,7 @@ export function parseControlData(text: string): ControlData {
       }),
     ),
     systemIdentifier: field('Database system identifier'),
+    walSegmentBytes: Number(field('Bytes per WAL segment')) || 0,
   };
 }
 

@@ -8,7 +8,10 @@
  * flickers. The filesystem covers a volume that is full while postgres is down (or nothing wrote).
  */
 
-/** Less than one WAL segment free: postgres cannot even start its next segment. */
+/**
+ * Less than 16 MiB free: postgres cannot start its next WAL segment (4 MiB in clusters Kanri
+ * created, 16 MiB by default elsewhere, such as a restored or upgraded older cluster).
+ */
 export const MIN_FREE_BYTES = 16 * 2 ** 20;
 /** A "No space left on device" from postgres counts this long. */
 export const NO_SPACE_HOLD_MS = 60_000;

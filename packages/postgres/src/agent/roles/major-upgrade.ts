@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ENV, ROLE, SUPERUSER } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { initdb } from '../io/bootstrap.js';
+import { initdb, walSegmentMiB } from '../io/bootstrap.js';
 import { runCommand } from '../io/commands.js';
 import { fsyncDir, readIfExists } from '../io/files.js';
 import { readControlData } from '../io/rewind.js';
@@ -161,7 +161,8 @@ async function upgrade(ctx: AgentContext, from: number, to: number, signal: Abor
     await writeUpgradeMarker(dataDir, marker);
     if (controlMoved(pgdata)) await rollBack(ctx, marker); // an earlier attempt, interrupted
     await rm(newDir(pgdata), { recursive: true, force: true });
-    if ((await readControlData(oldBin, pgdata, redactor)).state !== 'shut down') {
+    const old = await readControlData(oldBin, pgdata, redactor);
+    if (old.state !== 'shut down') {
       // pg_upgrade needs a clean shutdown; single-user mode recovers and checkpoints, then exits at EOF.
       report('recovering the old cluster to a clean shutdown');
       await runCommand(join(oldBin, 'postgres'), ['--single', '-D', pgdata, 'postgres'], { log, redactor, signal });
@@ -170,6 +171,7 @@ async function upgrade(ctx: AgentContext, from: number, to: number, signal: Abor
     await initdb(
       { pgBin: ctx.pgBin, pgdata: newDir(pgdata), runDir: config.runDir, log, redactor, signal },
       config.superuserPassword,
+      walSegmentMiB(old.walSegmentBytes),
     );
     const work = join(dataDir, 'upgrade-work');
     await rm(work, { recursive: true, force: true });

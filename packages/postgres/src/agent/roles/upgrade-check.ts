@@ -10,7 +10,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ANNOTATION, ENV, PORT, SUPERUSER } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { initdb } from '../io/bootstrap.js';
+import { initdb, walSegmentMiB } from '../io/bootstrap.js';
 import { runCommand } from '../io/commands.js';
 import { binDirFor } from '../plan/major-upgrade-plan.js';
 import { binaryMajor } from './major-upgrade.js';
@@ -58,9 +58,13 @@ async function check(
   try {
     await rm(scratch, { recursive: true, force: true });
     await rm(work, { recursive: true, force: true });
+    const [segment] = await ctx.db.query<{ bytes: string }>(
+      "SELECT setting AS bytes FROM pg_settings WHERE name = 'wal_segment_size'",
+    );
     await initdb(
       { pgBin: newBin, pgdata: scratch, runDir: config.runDir, log, redactor, signal },
       config.superuserPassword,
+      walSegmentMiB(Number(segment?.bytes)),
     );
     await mkdir(work, { recursive: true, mode: 0o700 });
     await runCommand(
