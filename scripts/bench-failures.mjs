@@ -6,7 +6,7 @@
 // store, the store unreachable for 60 s, agent/Patroni stalled. Per row and system: the time to a
 // new primary (at the database and at the client) or, where no failover is expected, the longest
 // write gap; acknowledged commits lost; split-brain moments. The last line of stdout is one JSON
-// object. Run with `npm run bench:failures [-- --rows 1,3,6 --trials 3 --systems kanri,patroni --sync]`;
+// object. Run with `npm run bench:failures [-- --rows 0,1,3,6 --trials 3 --systems kanri,patroni --sync]`;
 // see bench/README.md.
 import { parseSideBySide, renewPeriodMs } from '../bench/failover/cli.mjs';
 import { startKanriSystem } from '../bench/failover/kanri.mjs';

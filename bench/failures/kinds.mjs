@@ -4,7 +4,7 @@
 // `inject` is only the fault itself. `lift` ends a fault that lasts (a cut, a stop) and `restore`
 // repairs what the trial broke for good (a member that lost power), before the cluster must heal.
 //
-// `failover`: whether the fault should move the primary. For the other rows (1, 2, 5) the figure
+// `failover`: whether the fault should move the primary. For the other rows (0, 1, 2, 5) the figure
 // is the longest write gap, not the time to a new primary; `holdMs` is how long the fault is
 // kept up (or, for a one-off kill, how long the trial watches before it waits for writes).
 import { postmasterOf } from '../failover/postmaster.mjs';
@@ -23,6 +23,18 @@ const signal = (pid, name) => {
 const cutting = (proxies) => ({ inject: () => cut(proxies), lift: () => reconnect(proxies) });
 
 export const FAILURE_KINDS = [
+  {
+    // The control: the same trial with nothing injected. Its longest write gap is what the machine
+    // and the load give with no failure at all, the yardstick for rows 2 and 5's "no write gap".
+    row: 0,
+    key: 'none',
+    title: 'nothing injected (control)',
+    failover: false,
+    holdMs: 20_000,
+    async prepare() {
+      return { inject: () => {} };
+    },
+  },
   {
     row: 1,
     key: 'postgres-killed',
