@@ -71,8 +71,26 @@ describe('a long repository outage: switchover waits, the queue limit drops WAL'
     await sqlOn(env, CLUSTER, 'CREATE TABLE t (n int)');
     await s3.stop();
     const stopped = performance.now();
-    // Each switch after a write closes a 16 MiB segment: five exceed the 64 MB queue.
-    for (let n = 0; n < 5; n++) {
+    // Each switch after a write closes a segment: 80 MB of them exceed the 64 MB queue, whatever
+    // the segment size (4 MiB in clusters Kanri makes).
+    const [{ start } = { start: '' }] = await sqlOn<{ start: string }>(
+      env,
+      CLUSTER,
+      'SELECT pg_current_wal_lsn()::text AS start',
+    );
+    const written = async () =>
+      Number(
+        (
+          await sqlOn<{ bytes: string }>(
+            env,
+            CLUSTER,
+            'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint::text AS bytes',
+            [start],
+          )
+        )[0]?.bytes,
+      );
+    for (let n = 0; (await written()) < 80 * 2 ** 20; n++) {
+      assert.ok(n < 200, `only ${await written()} bytes of WAL after ${n} switches`);
       await sqlOn(env, CLUSTER, 'INSERT INTO t VALUES ($1)', [n]);
       await switchWal(env, CLUSTER);
     }
