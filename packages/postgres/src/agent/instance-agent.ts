@@ -51,6 +51,7 @@ import { StatusReporter } from './io/status-reporter.js';
 import type { WatchdogStatus } from './keeper/protocol.js';
 import { PeerIdentity } from './peer-identity.js';
 import { decideArchivePermit } from './plan/archive-plan.js';
+import { QuickRetry } from './plan/quick-retry.js';
 import { buildReport } from './plan/report.js';
 import { WalRemovedWatch } from './plan/wal-removed-watch.js';
 import { boot } from './roles/boot.js';
@@ -77,11 +78,7 @@ export interface AgentOptions {
 const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
-/**
- * After a first "WAL … already removed" refusal, postgres asks again only after
- * wal_retrieve_retry_interval. A reload wakes its startup process sooner: a promoting primary's
- * `.partial` rename refuses only for a moment (plan/wal-removed-watch.ts).
- */
+/** How long after a refusal that lasts only moments the agent makes postgres ask again (plan/quick-retry.ts). */
 const WAL_RETRY_SOON_MS = 100;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */
@@ -117,6 +114,7 @@ export class InstanceAgent implements HealthSource {
     const identity = PeerIdentity.kept(config.runDir);
     const divergence: { line: string | undefined } = { line: undefined };
     const walRemoved = new WalRemovedWatch();
+    const quickRetry = new QuickRetry();
     const lastFatal: { line: string | undefined } = { line: undefined };
     let previous: string | undefined;
     const disk = new DiskWatch({
@@ -147,7 +145,8 @@ export class InstanceAgent implements HealthSource {
             CONFIG_ERRORS.test(line) && previous ? `${line}: ${previous.replace(LINE_PREFIX, '')}` : line;
         previous = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
-        if (state.snapshot().mode === 'follow' && walRemoved.see(line, performance.now()))
+        const now = performance.now();
+        if (state.snapshot().mode === 'follow' && quickRetry.wanted(line, walRemoved.see(line, now), now))
           setTimeout(() => void db.query('SELECT pg_reload_conf()').catch(() => undefined), WAL_RETRY_SOON_MS);
       },
     });

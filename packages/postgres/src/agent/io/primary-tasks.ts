@@ -123,10 +123,18 @@ export async function ensureSlots(
   return create;
 }
 
+/** SQLSTATE of "replication slot … already exists". */
+const DUPLICATE_OBJECT = '42710';
+
 async function createSlots(db: LocalDb, slots: readonly string[], log: Logger): Promise<void> {
   for (const slot of slots) {
-    await db.query('SELECT pg_create_physical_replication_slot($1)', [slot]);
-    log.info({ slot }, 'created a replication slot');
+    try {
+      await db.query('SELECT pg_create_physical_replication_slot($1)', [slot]);
+      log.info({ slot }, 'created a replication slot');
+    } catch (error) {
+      // A promotion and the primary's first pass may both make it: made is what was wanted.
+      if ((error as { code?: string }).code !== DUPLICATE_OBJECT) throw error;
+    }
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { sleepUnlessAborted } from '@kanri/timing';
 import type { AgentContext } from '../context.js';
-import { reconcileSlots } from '../io/primary-tasks.js';
+import { ensureSlots, reconcileSlots } from '../io/primary-tasks.js';
 import { podNames } from './primary-loop.js';
 
 /** True if postgres was a standby and is promoted now. */
@@ -21,8 +21,8 @@ export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSigna
   // instead of retrying after wal_retrieve_retry_interval, time without any commit. A failover
   // made the live replicas' slots before taking the Lease (failover.ts); this adds the others
   // (the former primary's) and serves a switchover's target. Asynchronous commits need no
-  // replica: the slots come right after the promotion (the primary's first pass), and their
-  // fsyncs do not compete with the promotion's.
+  // replica: the slots come right after the promotion (below), and their fsyncs do not compete
+  // with the promotion's.
   if (ctx.view.ha.synchronousNumber > 0) {
     void reconcileSlots(db, ctx.config, podNames(ctx), log).catch(() => undefined);
   }
@@ -38,6 +38,12 @@ export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSigna
   }
   const ms = Math.round(performance.now() - started);
   log.info({ ms }, 'promoted');
+  // Asynchronous mode: the replicas re-follow as soon as they see the Lease, and postgres refuses
+  // a replica whose slot is missing; it then waits wal_retrieve_retry_interval without WAL. The
+  // primary's first pass makes the slots only after its configuration and roles (~0.3 s), so make
+  // them now, before the checkpoint below.
+  if (ctx.view.ha.synchronousNumber <= 0 && !leadership.aborted)
+    void ensureSlots(db, ctx.config, podNames(ctx), log).catch(() => undefined);
   // The new timeline reaches pg_control (where pg_rewind looks) with a checkpoint: do it now, in the
   // background, so that a former primary rewinding from here sees the fork.
   db.query('CHECKPOINT').catch((error: unknown) => log.warn({ err: error }, 'checkpoint after promotion failed'));
@@ -45,12 +51,28 @@ export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSigna
   return !leadership.aborted;
 }
 
+/**
+ * A startup process that sees the promote request while streaming counts it as a failed source,
+ * and if its last failed attempt (the dead primary's) was less than wal_retrieve_retry_interval ago,
+ * it sleeps out the rest of that interval before it promotes: up to a second, in 1 of 10
+ * asynchronous failovers of bench:failover on 2026-12-03 ("received promote request", then
+ * "waiting for WAL to become available", then the new timeline 1.0 s later). A reload wakes that
+ * sleep (its SIGHUP sets the startup process's latch), so a promotion not done after this long is
+ * woken, and again every as long, while it lasts.
+ */
+const PROMOTE_NUDGE_MS = 30;
+
 /** Waits until postgres has left recovery; false after `timeoutMs`. */
 async function untilPromoted(ctx: AgentContext, leadership: AbortSignal, timeoutMs: number): Promise<boolean> {
-  const until = performance.now() + timeoutMs;
-  while (!leadership.aborted && performance.now() < until) {
+  const started = performance.now();
+  let nudgedAt = started;
+  while (!leadership.aborted && performance.now() < started + timeoutMs) {
     const [row] = await ctx.db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
     if (row && !row.r) return true;
+    if (performance.now() - nudgedAt >= PROMOTE_NUDGE_MS) {
+      nudgedAt = performance.now();
+      await ctx.db.query('SELECT pg_reload_conf()').catch(() => undefined);
+    }
     await sleepUnlessAborted(10, leadership);
   }
   return false;
