@@ -123,6 +123,13 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       "SELECT current_setting('synchronous_standby_names') AS s",
     );
     assert.equal(setting?.s, `FIRST 1 ("${standby}")`);
+    // A replica carries the value a failover starts with, so that it can promote before any file write.
+    const [onReplica] = await sql<{ s: string }>(
+      ipOf.get(standby) as string,
+      password,
+      "SELECT current_setting('synchronous_standby_names') AS s",
+    );
+    assert.equal(onReplica?.s, 'FIRST 1 (*)');
     const rows = await sql<{ name: string; sync_state: string }>(
       ipOf.get(primary) as string,
       password,

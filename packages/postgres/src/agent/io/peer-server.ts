@@ -14,6 +14,9 @@ import { listen } from './http-server.js';
 import { setPeerCaller } from './peer-caller.js';
 import type { PeerTls } from './peer-client.js';
 
+/** How long an idle peer connection stays open. */
+const PEER_KEEP_ALIVE_MS = 30_000;
+
 export class PeerServer {
   readonly #server: Server;
 
@@ -54,6 +57,9 @@ export class PeerServer {
         }
       },
     );
+    // Node's 5 s default would close the connections a replica opens seconds before a ranking
+    // (roles/failover.ts, warmRankingConnections).
+    server.keepAliveTimeout = PEER_KEEP_ALIVE_MS;
     await listen(server, host, port);
     return new PeerServer(server);
   }

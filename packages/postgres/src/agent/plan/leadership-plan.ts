@@ -12,7 +12,8 @@ export interface LeadershipStartInput {
 export interface LeadershipStart {
   /**
    * Promote before rewriting the files: a running standby whose synchronous_standby_names is
-   * already right (asynchronous mode: none) promotes first; the only other change,
+   * already right (asynchronous mode: none; synchronous mode: a following replica carries the
+   * value a failover starts with) promotes first; the only other change,
    * primary_conninfo, is ignored by a primary, so the writes' fsyncs and the reload are off the
    * path to writable. Otherwise the setting must be live before the first commit, or that commit
    * would be acknowledged without its synchronous standby.

@@ -17,6 +17,7 @@ import {
   readPodReport,
 } from '../../contract/index.js';
 import type { AgentContext, Takeover } from '../context.js';
+import type { PeerAddress } from '../io/peer-client.js';
 import { fetchPeerStatus } from '../io/peer-status.js';
 import { ensureSlots } from '../io/primary-tasks.js';
 import { leaseTimings } from '../lease-timings.js';
@@ -31,6 +32,8 @@ export interface FailoverOutcome {
   readonly message: string;
   /** Set when this instance won and holds the Lease now. */
   readonly takeover?: Takeover;
+  /** When this instance's and each peer's status came in, ms after the ranking began. */
+  readonly timings: { readonly selfMs: number; readonly peersMs: readonly number[] };
 }
 
 export async function considerFailover(
@@ -42,15 +45,19 @@ export async function considerFailover(
   const { config, view, state } = ctx;
   const { maximumLagOnFailover, synchronousNumber } = view.ha;
   const pods = view.pods();
-  const peers = pods.filter(
-    (p) => p.metadata?.name !== config.podName && p.metadata?.name !== lastHolder && p.status?.podIP,
-  );
-  const [me, ...answers] = await Promise.all([
-    ctx.liveStatus(),
-    ...peers.map((p) =>
-      fetchPeerStatus(ctx.peers, { name: p.metadata?.name as string, ip: p.status?.podIP as string }),
-    ),
+  const peers = rankingPeers(ctx, lastHolder);
+  // How long each part took: the ranking is on the path to RTO, and the log breaks it down.
+  const started = performance.now();
+  const timed = async <T>(work: Promise<T>): Promise<[T, number]> => [
+    await work,
+    Math.round(performance.now() - started),
+  ];
+  const [[me, selfMs], ...peerAnswers] = await Promise.all([
+    timed(ctx.liveStatus()),
+    ...peers.map((peer) => timed(fetchPeerStatus(ctx.peers, peer))),
   ]);
+  const answers = peerAnswers.map(([answer]) => answer);
+  const timings = { selfMs, peersMs: peerAnswers.map(([, ms]) => ms) };
   const answered = answers.filter((p): p is LiveStatus => p !== undefined);
   // The last primary's own report (its Pod, which only it may write) is kept; what peers say the
   // primary reached counts for this decision only, never stored or passed on: a peer that lied once
@@ -73,7 +80,7 @@ export async function considerFailover(
       ? { vouchedFor: lastHolder }
       : {}),
   });
-  if (!decision.take) return { take: false, message: decision.message };
+  if (!decision.take) return { take: false, message: decision.message, timings };
   if (synchronousNumber > 0)
     await slotsBeforeLeading(
       ctx,
@@ -83,8 +90,27 @@ export async function considerFailover(
   // former primary cannot lead from its older history while this one is still promoting.
   const takeover = await takeLease(ctx, lease, lastHolder, decision.message, (me as LiveStatus).timeline + 1);
   return takeover
-    ? { take: true, message: state.snapshot().decisions.failover ?? decision.message, takeover }
-    : { take: true, message: decision.message };
+    ? { take: true, message: state.snapshot().decisions.failover ?? decision.message, takeover, timings }
+    : { take: true, message: decision.message, timings };
+}
+
+/** The peers asked in a ranking: every other instance with an address, but the last holder. */
+function rankingPeers(ctx: AgentContext, lastHolder: string | undefined): PeerAddress[] {
+  return ctx.view.pods().flatMap((p) => {
+    const name = p.metadata?.name;
+    const ip = p.status?.podIP;
+    return name && ip && name !== ctx.config.podName && name !== lastHolder ? [{ name, ip }] : [];
+  });
+}
+
+/**
+ * Opens the connections a ranking will use, seconds before the holder's Lease expires (peer
+ * connections stay open 30 s, io/peer-server.ts). A new mutual-TLS connection at the expiry cost
+ * 34–59 ms of the ranking's 58–105 ms (bench:failover --sync, 2026-12-03): time on the path to
+ * RTO. The answers are dropped: a ranking must see the peers as they are at the expiry.
+ */
+export function warmRankingConnections(ctx: AgentContext, lastHolder: string | undefined): void {
+  for (const peer of rankingPeers(ctx, lastHolder)) void fetchPeerStatus(ctx.peers, peer);
 }
 
 /**

@@ -11,7 +11,8 @@ import { writeFileIfChanged } from '../io/files.js';
 import { leaseTimings } from '../lease-timings.js';
 import { isVouchedFor } from '../plan/failsafe-plan.js';
 import { planReplicaLap } from '../plan/replica-plan.js';
-import { considerFailover } from './failover.js';
+import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { considerFailover, warmRankingConnections } from './failover.js';
 import { recloneReplica } from './reclone.js';
 import { restartIfRequested } from './restart-in-place.js';
 
@@ -22,9 +23,15 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
   let following: string | undefined;
   let followedHolder: string | undefined;
   let expiredSince: number | undefined;
+  /** The hold end the peer connections were last opened for (roles/failover.ts). */
+  let warmedFor: number | undefined;
   let lastDecision = '';
   await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
-  files.setSynchronousStandbyNames('');
+  // A standby ignores synchronous_standby_names. Carrying the value a failover's leadership starts
+  // with (roles/primary.ts) lets it promote before it writes any file (plan/leadership-plan.ts):
+  // the write and its fsyncs took up to 110 ms on the way to the first commit.
+  const failoverStandbyNames = () => renderSynchronousStandbyNames(view.ha.synchronousNumber, ['*']);
+  files.setSynchronousStandbyNames(failoverStandbyNames());
   while (!signal.aborted) {
     let waitMs = leaseTimings(ctx).retryPeriodMs;
     let noPrimary: string | undefined;
@@ -84,7 +91,15 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           }
           // Wake just after the expiry: every ms here is a ms of RTO. Timers may fire a ms or so
           // early; the next pass then waits the rest.
-          waitMs = Math.min(waitMs, Math.max(1, holdEndsAtMs - performance.now() + 2));
+          const untilExpiryMs = holdEndsAtMs - performance.now();
+          waitMs = Math.min(waitMs, Math.max(1, untilExpiryMs + 2));
+          // The holder is past its own renew deadline (it fences itself there): a ranking is near.
+          // Seconds ahead, so the connections are open before it, not racing it.
+          const { renewDeadlineMs } = leaseTimings(ctx);
+          if (untilExpiryMs <= leaseDurationMs - renewDeadlineMs && warmedFor !== holdEndsAtMs) {
+            warmedFor = holdEndsAtMs;
+            warmRankingConnections(ctx, leader.holder);
+          }
           break;
         }
         case 'consider-failover': {
@@ -98,6 +113,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
                 decision: decision.message,
                 lastHolder: holder ?? null,
                 rankedInMs: Math.round(performance.now() - rankingStarted),
+                ...decision.timings,
                 expiredForMs: Math.round(performance.now() - leaseExpiresAtMs(lease)),
               },
               'failover decision',
@@ -114,6 +130,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
         case 'wait':
           break;
       }
+      files.setSynchronousStandbyNames(failoverStandbyNames());
       const changed = await files.write();
       if (!postgres.wanted) postgres.start();
       else if (changed) postgres.reload();
