@@ -130,6 +130,8 @@ export async function startKanriSystem({
   const pods = client.resource('v1', 'Pod');
   const leases = client.resource('coordination.k8s.io/v1', 'Lease');
   const crashed = new Set();
+  /** The killed holder's last renewTime, read once it is dead (timeline below). */
+  let lastRenewal;
   let disks = [];
   let disksDir;
   // The client reaches `<name>-primary` as kube-proxy would route it: from the API server's watch
@@ -193,11 +195,16 @@ export async function startKanriSystem({
     async beforeKill() {
       return { lease: (await leases.get(names.leaderLease(name), { namespace: NS })).spec };
     },
-    /** The Lease's age at the kill, and when the new holder took it (wall clock, one machine). */
+    /**
+     * The Lease's age at the kill, and when the new holder took it (wall clock, one machine). The
+     * holder's last renewal is read once it is dead: one can land between the mark and the kill.
+     */
     async timeline(mark, killedWall) {
       const after = (await leases.get(names.leaderLease(name), { namespace: NS })).spec;
+      const renewTime = lastRenewal ?? mark.lease?.renewTime;
+      lastRenewal = undefined;
       return {
-        lockAgeAtKillMs: mark.lease?.renewTime ? killedWall - Date.parse(mark.lease.renewTime) : null,
+        lockAgeAtKillMs: renewTime ? killedWall - Date.parse(renewTime) : null,
         takeoverMs: after?.acquireTime ? Date.parse(after.acquireTime) - killedWall : null,
       };
     },
@@ -206,6 +213,7 @@ export async function startKanriSystem({
       const node = await nodeOf(pod);
       crashed.add(node);
       await node.crash();
+      lastRenewal = (await leases.get(names.leaderLease(name), { namespace: NS })).spec?.renewTime;
     },
     async restore(pod) {
       const node = await nodeOf(pod);
