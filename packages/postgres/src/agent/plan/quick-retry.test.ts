@@ -10,8 +10,10 @@ it('quick retry: a missing slot or a first removed-WAL refusal asks for one, oth
   const retry = new QuickRetry();
   assert.equal(retry.wanted(other, false, 0), false);
   assert.equal(retry.wanted(slotMissing, false, 0), true);
-  assert.equal(retry.wanted('FATAL:  requested WAL segment 00000001 has already been removed', true, 10), true);
-  assert.equal(retry.wanted('the same line, not the first of its run', false, 20), false);
+  const removed = 'FATAL:  requested WAL segment 000000010000000000000003 has already been removed';
+  assert.equal(retry.wanted(removed, true, 10), true);
+  // Later refusals of the same run are WalRemovedWatch's to count towards a re-clone, not retried.
+  assert.equal(retry.wanted(removed, false, 20), false);
 });
 
 it('quick retry: a refusal that lasts falls back to postgres interval, and a later one is quick again', () => {
