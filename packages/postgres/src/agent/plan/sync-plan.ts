@@ -54,6 +54,12 @@ export type SyncAction =
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
+/**
+ * Any N standbys: what a leadership after a failover waits for until it publishes its own, and
+ * what a following replica carries so that it can promote without a file write (roles/replica.ts).
+ */
+export const ANY_STANDBY: readonly string[] = ['*'];
+
 /** The `synchronous_standby_names` value for `members`: `FIRST 1 ("db-i-1")`, `FIRST 1 (*)`, or ''. */
 export function renderSynchronousStandbyNames(number: number, members: readonly string[]): string {
   if (number <= 0 || members.length === 0) return '';

@@ -15,7 +15,7 @@ import { ensureSystemRoles, reconcileSlots } from '../io/primary-tasks.js';
 import { retry, untilAccepting } from '../io/retry.js';
 import { leaseTimings } from '../lease-timings.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
-import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
 import { PrimaryFailsafe } from './failsafe.js';
 import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
@@ -202,5 +202,5 @@ function initialSynchronous(ctx: AgentContext, fresh: boolean): string[] {
   );
   if (published.length >= number) return published;
   // A new cluster has no standby yet; any other primary waits for N standbys, whoever they are.
-  return fresh ? [] : ['*'];
+  return fresh ? [] : [...ANY_STANDBY];
 }

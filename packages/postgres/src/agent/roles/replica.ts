@@ -11,7 +11,7 @@ import { writeFileIfChanged } from '../io/files.js';
 import { leaseTimings } from '../lease-timings.js';
 import { isVouchedFor } from '../plan/failsafe-plan.js';
 import { planReplicaLap } from '../plan/replica-plan.js';
-import { renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
 import { considerFailover, warmRankingConnections } from './failover.js';
 import { recloneReplica } from './reclone.js';
 import { restartIfRequested } from './restart-in-place.js';
@@ -27,11 +27,6 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
   let warmedFor: number | undefined;
   let lastDecision = '';
   await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
-  // A standby ignores synchronous_standby_names. Carrying the value a failover's leadership starts
-  // with (roles/primary.ts) lets it promote before it writes any file (plan/leadership-plan.ts):
-  // the write and its fsyncs took up to 110 ms on the way to the first commit.
-  const failoverStandbyNames = () => renderSynchronousStandbyNames(view.ha.synchronousNumber, ['*']);
-  files.setSynchronousStandbyNames(failoverStandbyNames());
   while (!signal.aborted) {
     let waitMs = leaseTimings(ctx).retryPeriodMs;
     let noPrimary: string | undefined;
@@ -130,7 +125,10 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
         case 'wait':
           break;
       }
-      files.setSynchronousStandbyNames(failoverStandbyNames());
+      // A standby ignores synchronous_standby_names. Carrying the value a failover's leadership
+      // starts with (roles/primary.ts) lets it promote before it writes any file
+      // (plan/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
+      files.setSynchronousStandbyNames(renderSynchronousStandbyNames(view.ha.synchronousNumber, ANY_STANDBY));
       const changed = await files.write();
       if (!postgres.wanted) postgres.start();
       else if (changed) postgres.reload();
