@@ -80,27 +80,35 @@ const failovers = takeovers.map((t) => {
           l.atMs < (streamed?.atMs ?? t.atMs + WINDOW_MS) &&
           /does not exist|has already been removed/.test(l.msg),
       ).length;
-      return [pod, { streamedMs: since(streamed), refusals }];
+      // The WAL receiver's first contact after the take-over, from any timeline: on the path to
+      // the first commit in synchronous mode.
+      const connected = after(pod, (l) => /started streaming WAL|fetching timeline history/.test(l.msg));
+      return [pod, { connectedMs: since(connected), streamedMs: since(streamed), refusals }];
     }),
   );
   return {
     at: new Date(t.atMs).toISOString(),
     pod: t.pod,
-    promoteRequestMs: mine('promoting postgres (pg_promote)'),
+    // postgres's own line: the agent logs its request once pg_promote() has answered.
+    promoteRequestMs: mine('received promote request'),
     newTimelineMs: mine('selected new timeline'),
     recoveryCompleteMs: mine('archive recovery complete'),
     acceptingMs: mine('ready to accept connections'),
     slotsMs: mine('created a replication slot'),
     syncConfiguredMs: mine('synchronous standbys configured'),
+    syncStandbyMs: mine('is now a synchronous standby'),
     replicas,
   };
 });
 for (const f of failovers) {
   const r = Object.entries(f.replicas)
-    .map(([pod, x]) => `${pod} streams +${x.streamedMs ?? '-'} ms after ${x.refusals} refusals`)
+    .map(
+      ([pod, x]) =>
+        `${pod} connects +${x.connectedMs ?? '-'}, streams +${x.streamedMs ?? '-'} ms after ${x.refusals} refusals`,
+    )
     .join('; ');
   console.error(
-    `${f.at} ${f.pod}: pg_promote +${f.promoteRequestMs}, new timeline +${f.newTimelineMs}, recovery complete +${f.recoveryCompleteMs}, accepting +${f.acceptingMs}, first slot +${f.slotsMs ?? '-'}${f.syncConfiguredMs != null ? `, sync configured +${f.syncConfiguredMs}` : ''}; ${r}`,
+    `${f.at} ${f.pod}: promote request +${f.promoteRequestMs}, new timeline +${f.newTimelineMs}, recovery complete +${f.recoveryCompleteMs}, accepting +${f.acceptingMs}, first slot +${f.slotsMs ?? '-'}${f.syncConfiguredMs != null ? `, sync configured +${f.syncConfiguredMs}` : ''}; ${r}`,
   );
 }
 const streams = failovers.flatMap((f) => Object.values(f.replicas).map((x) => x.streamedMs));
@@ -115,6 +123,8 @@ const summary = {
     recoveryComplete: median(failovers.map((f) => f.recoveryCompleteMs)),
     accepting: median(failovers.map((f) => f.acceptingMs)),
     firstSlot: median(failovers.map((f) => f.slotsMs)),
+    syncStandby: median(failovers.map((f) => f.syncStandbyMs)),
+    replicaConnects: median(failovers.flatMap((f) => Object.values(f.replicas).map((x) => x.connectedMs))),
     replicaStreams: median(streams),
   },
   replicaStreamsOver500Ms: streams.filter((s) => s == null || s > 500).length,

@@ -9,6 +9,8 @@ import type { PostgresObservation } from '../plan/report.js';
 import type { Logger } from './logger.js';
 import { AGENT_SESSION_OPTIONS } from './session-options.js';
 
+const POOL_SIZE = 4;
+
 export class LocalDb {
   readonly #pool: pg.Pool;
   /**
@@ -30,10 +32,12 @@ export class LocalDb {
       options: AGENT_SESSION_OPTIONS,
       // In a takeover the status loop, the peers' ranking requests and the promotion all query at
       // once; with 2 connections pg_promote waited its turn for tens of ms.
-      max: 4,
+      max: POOL_SIZE,
       connectionTimeoutMillis: 5_000,
       query_timeout: 60_000,
-      idleTimeoutMillis: 10_000,
+      // As long as the peer connections stay open (io/peer-server.ts): warm() opens them seconds
+      // before a takeover, which must find them open.
+      idleTimeoutMillis: 30_000,
     });
     this.#pool.on('error', (error) => log.debug({ err: error }, 'idle connection to postgres failed'));
   }
@@ -43,6 +47,16 @@ export class LocalDb {
     params: unknown[] = [],
   ): Promise<R[]> {
     return (await this.#pool.query<R>(sql, params)).rows;
+  }
+
+  /**
+   * Opens every connection of the pool now. A takeover queries several at once (the ranking, the
+   * peers' status requests, the promotion); a backend started then, on a busy machine, put
+   * milliseconds on the path to RTO.
+   */
+  async warm(): Promise<void> {
+    const opened = await Promise.allSettled(Array.from({ length: POOL_SIZE }, () => this.#pool.connect()));
+    for (const client of opened) if (client.status === 'fulfilled') client.value.release();
   }
 
   /** True when postgres accepts a connection and answers. */

@@ -159,3 +159,26 @@ it('failover: nobody takes over from a holder this replica vouched for in failsa
   });
   assert.equal(decideFailover(input('db-a', [a], { graceOver: true })).take, true);
 });
+
+it('failover: a replica that waits is told which one should win, and only one that may', () => {
+  const a = replica('db-a', '0/2000000');
+  const b = replica('db-b', '0/2000000');
+  const outranked = decideFailover(input('db-a', [a, replica('db-b', '0/3000000')]));
+  assert.equal(outranked.take, false);
+  assert.equal(outranked.take === false && outranked.best, 'db-b');
+  // Synchronous mode: the published standby, not this replica however far it is.
+  const notStandby = decideFailover(input('db-a', [a, b], { synchronousStandbys: ['db-b'] }));
+  assert.equal(notStandby.take === false && notStandby.best, 'db-b');
+  // Beyond the lag limit: the one within it.
+  const lagging = decideFailover(
+    input('db-a', [replica('db-a', '0/1000000'), replica('db-b', '0/3000000')], { maximumLagBytes: 1024 }),
+  );
+  assert.equal(lagging.take === false && lagging.best, 'db-b');
+  // Nobody may win (every one beyond the limit; the only standby ineligible): nobody is named.
+  const nobody = decideFailover(input('db-a', [a, b], { maximumLagBytes: 1024 }));
+  assert.equal(nobody.take === false && nobody.best, undefined);
+  const ineligible = decideFailover(
+    input('db-a', [a, { ...b, eligible: false, why: 'rejoining' }], { synchronousStandbys: ['db-b'] }),
+  );
+  assert.equal(ineligible.take === false && ineligible.best, undefined);
+});

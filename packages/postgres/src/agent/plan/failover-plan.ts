@@ -42,7 +42,12 @@ export interface FailoverInput {
 
 export type FailoverDecision =
   | { readonly take: true; readonly message: string }
-  | { readonly take: false; readonly message: string; readonly best?: string };
+  | {
+      readonly take: false;
+      readonly message: string;
+      /** The replica that should win instead, when one may: a replica can follow it early. */
+      readonly best?: string;
+    };
 
 /** Received LSN, then replayed LSN, then timeline (all descending), then Pod name: a total order. */
 export function compareCandidates(a: Candidate, b: Candidate): number {
@@ -99,17 +104,20 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
   const sync = input.synchronousStandbys;
   const members = input.candidates.filter((c) => c.systemIdentifier === input.systemIdentifier);
   const allowed = (c: Candidate) => sync === undefined || synchronousEligible(c, sync, members);
-  if (sync !== undefined && !allowed(me))
-    return {
-      take: false,
-      message: `waiting: synchronous mode, and this replica is neither a synchronous standby (${sync.join(', ') || 'none published'}) nor ahead of them`,
-    };
   const lagOf = (c: Candidate) => lsnDistance(c.receivedLsn, input.primaryLsn);
   const ranked = members
     .filter((c) => c.eligible)
     .filter(allowed)
     .sort(compareCandidates);
   const within = ranked.filter((c) => lagOf(c) <= input.maximumLagBytes);
+  // Who should win when it is not this replica: it may follow that one early (roles/replica.ts).
+  const winner = within[0] && within[0] !== me ? { best: within[0].name } : {};
+  if (sync !== undefined && !allowed(me))
+    return {
+      take: false,
+      message: `waiting: synchronous mode, and this replica is neither a synchronous standby (${sync.join(', ') || 'none published'}) nor ahead of them`,
+      ...winner,
+    };
   if (within.length === 0) {
     const lags = ranked.map((c) => `${c.name} lags ${formatBytes(lagOf(c))}`).join(', ');
     return {
@@ -121,6 +129,7 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
     return {
       take: false,
       message: `waiting: this replica lags ${formatBytes(lagOf(me))} > ${formatBytes(input.maximumLagBytes)}`,
+      ...winner,
     };
   const best = within[0] as Candidate;
   const where = `received ${me.receivedLsn}, replayed ${me.replayedLsn}, lag ${formatBytes(lagOf(me))}`;
@@ -139,7 +148,7 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
     };
   return {
     take: false,
-    best: best.name,
+    ...winner,
     message: `waiting: ${best.name} is more advanced (received ${best.receivedLsn}, replayed ${best.replayedLsn})`,
   };
 }

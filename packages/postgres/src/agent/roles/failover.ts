@@ -32,6 +32,8 @@ export interface FailoverOutcome {
   readonly message: string;
   /** Set when this instance won and holds the Lease now. */
   readonly takeover?: Takeover;
+  /** When another replica won the ranking: its name (it is about to take the Lease). */
+  readonly best?: string;
   /** When this instance's and each peer's status came in, ms after the ranking began. */
   readonly timings: { readonly selfMs: number; readonly peersMs: readonly number[] };
 }
@@ -80,7 +82,8 @@ export async function considerFailover(
       ? { vouchedFor: lastHolder }
       : {}),
   });
-  if (!decision.take) return { take: false, message: decision.message, timings };
+  if (!decision.take)
+    return { take: false, message: decision.message, timings, ...(decision.best ? { best: decision.best } : {}) };
   if (synchronousNumber > 0)
     await slotsBeforeLeading(
       ctx,
@@ -111,6 +114,8 @@ function rankingPeers(ctx: AgentContext, lastHolder: string | undefined): PeerAd
  */
 export function warmRankingConnections(ctx: AgentContext, lastHolder: string | undefined): void {
   for (const peer of rankingPeers(ctx, lastHolder)) void fetchPeerStatus(ctx.peers, peer);
+  // The local ones too: the ranking, the peers' requests and the promotion query at once.
+  void ctx.db.warm();
 }
 
 /**

@@ -132,8 +132,7 @@ async function lead(
     });
     let promoted = false;
     if (plan.promoteFirst) {
-      await untilAccepting(ctx.db, lost);
-      if (lost.aborted) return;
+      // promoteIfStandby retries until postgres answers: no separate ping on the path to RTO.
       promoted = await promoteIfStandby(ctx, lost);
       if (lost.aborted) return;
       if (promoted) nowLeading();

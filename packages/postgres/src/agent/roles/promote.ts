@@ -8,34 +8,49 @@ import type { AgentContext } from '../context.js';
 import { ensureSlots, reconcileSlots } from '../io/primary-tasks.js';
 import { podNames } from './primary-loop.js';
 
-/** True if postgres was a standby and is promoted now. */
+/**
+ * Asks for the promotion and checks that postgres is a standby in one statement: on the path to
+ * RTO, where each round trip on a busy machine cost several ms (a separate ping and
+ * pg_is_in_recovery() put 12–20 ms between the take-over and pg_promote in bench:failover).
+ * NULL when postgres is a primary already.
+ */
+const PROMOTE_IF_STANDBY = 'SELECT CASE WHEN pg_is_in_recovery() THEN pg_promote(false) END AS sent';
+
+/** True if postgres was a standby and is promoted now; postgres must be running. */
 export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSignal): Promise<boolean> {
   const { db, log, state } = ctx;
-  const [row] = await db.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
-  if (!row?.r) return false;
   const started = performance.now();
-  state.setPhase('promoting');
-  log.info('promoting postgres (pg_promote)');
-  // Synchronous mode: the replicas re-follow this instance as soon as it holds the Lease; with
-  // their slots in place they stream from it at once (through the promotion's timeline switch)
-  // instead of retrying after wal_retrieve_retry_interval, time without any commit. A failover
-  // made the live replicas' slots before taking the Lease (failover.ts); this adds the others
-  // (the former primary's) and serves a switchover's target. Asynchronous commits need no
-  // replica: the slots come right after the promotion (below), and their fsyncs do not compete
-  // with the promotion's.
-  if (ctx.view.ha.synchronousNumber > 0) {
-    void reconcileSlots(db, ctx.config, podNames(ctx), log).catch(() => undefined);
-  }
+  let requested = false;
   while (!leadership.aborted) {
     try {
       // pg_promote(true) polls every 100 ms; promotion takes a few tens of ms, so poll closer.
-      const [sent] = await db.query<{ ok: boolean }>('SELECT pg_promote(false) AS ok');
-      if (sent?.ok && (await untilPromoted(ctx, leadership, 60_000))) break;
+      const [row] = await db.query<{ sent: boolean | null }>(PROMOTE_IF_STANDBY);
+      if (row?.sent == null) {
+        if (!requested) return false;
+        break; // promoted by an earlier request
+      }
+      if (!requested) {
+        requested = true;
+        state.setPhase('promoting');
+        log.info('promoting postgres (pg_promote)');
+        // Synchronous mode: the replicas re-follow this instance as soon as it holds the Lease;
+        // with their slots in place they stream from it at once (through the promotion's
+        // timeline switch) instead of retrying after wal_retrieve_retry_interval, time without
+        // any commit. A failover made the live replicas' slots before taking the Lease
+        // (failover.ts); this adds the others (the former primary's) and serves a switchover's
+        // target. Asynchronous commits need no replica: the slots come right after the
+        // promotion (below), and their fsyncs do not compete with the promotion's.
+        if (ctx.view.ha.synchronousNumber > 0) {
+          void reconcileSlots(db, ctx.config, podNames(ctx), log).catch(() => undefined);
+        }
+      }
+      if (row.sent && (await untilPromoted(ctx, leadership, 60_000))) break;
     } catch (error) {
       log.warn({ err: error }, 'pg_promote failed; retrying');
     }
-    await sleepUnlessAborted(500, leadership);
+    await sleepUnlessAborted(requested ? 500 : 100, leadership);
   }
+  if (!requested) return false;
   const ms = Math.round(performance.now() - started);
   log.info({ ms }, 'promoted');
   // Asynchronous mode: the replicas re-follow as soon as they see the Lease, and postgres refuses

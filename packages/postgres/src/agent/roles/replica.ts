@@ -26,6 +26,10 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
   /** The hold end the peer connections were last opened for (roles/failover.ts). */
   let warmedFor: number | undefined;
   let lastDecision = '';
+  const follow = (ip: string) => {
+    files.setPrimary({ host: ip, slot, passfile: files.passfile, applicationName: config.podName }, slot);
+    following = ip;
+  };
   await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');
   while (!signal.aborted) {
     let waitMs = leaseTimings(ctx).retryPeriodMs;
@@ -78,9 +82,8 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           // Without a new holder's address there is nothing better to follow: keep the last primary.
           const ip = leader.podIP;
           if (ip && ip !== following) {
-            files.setPrimary({ host: ip, slot, passfile: files.passfile, applicationName: config.podName }, slot);
             if (following) log.info({ from: following, to: ip, leader: leader.holder }, 'following a new primary');
-            following = ip;
+            follow(ip);
           } else if (!following) {
             files.setPrimary(undefined, slot);
           }
@@ -120,6 +123,20 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           // The readiness message too: the operator shows it in the cluster's Ready condition.
           noPrimary = `no primary (the leader Lease ${holder ? `of ${holder} expired` : 'is free'}): ${decision.message}`;
           if (decision.takeover) return { mode: 'lead', takeover: decision.takeover };
+          // Synchronous mode: the first commit waits for a replica streaming from the new primary,
+          // and a replication connection took 28–91 ms on a busy machine (bench:failover --sync,
+          // 2026-12-03: a new WAL receiver, TLS). So stream from the winner while it takes the Lease
+          // and promotes, as a cascading standby: postgres follows its timeline switch on that
+          // connection. Harmless if it does not win: a standby makes no WAL of its own, and the
+          // Lease's holder is followed as soon as there is one.
+          const winnerIp = decision.best && view.ha.synchronousNumber > 0 ? podIP(ctx, decision.best) : undefined;
+          if (winnerIp && winnerIp !== following) {
+            log.info(
+              { from: following ?? null, to: winnerIp, winner: decision.best },
+              "following the ranking's winner",
+            );
+            follow(winnerIp);
+          }
           break;
         }
         case 'wait':
@@ -143,4 +160,8 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
     await view.lease.changed.wait(waitMs, signal);
   }
   return undefined;
+}
+
+function podIP(ctx: AgentContext, name: string): string | undefined {
+  return ctx.view.pods().find((p) => p.metadata?.name === name)?.status?.podIP;
 }
