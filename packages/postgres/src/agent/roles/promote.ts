@@ -32,7 +32,8 @@ export async function promoteIfStandby(ctx: AgentContext, leadership: AbortSigna
       if (!requested) {
         requested = true;
         state.setPhase('promoting');
-        log.info('promoting postgres (pg_promote)');
+        // How long the request took: on the path to RTO, and the breakdown script reads it.
+        log.info({ ms: Math.round(performance.now() - started) }, 'promoting postgres (pg_promote)');
         // Synchronous mode: the replicas re-follow this instance as soon as it holds the Lease;
         // with their slots in place they stream from it at once (through the promotion's
         // timeline switch) instead of retrying after wal_retrieve_retry_interval, time without
