@@ -3,9 +3,10 @@
  * replica's an ordinary 1Gi directory. A write load fills the primary's volume: postgres fails
  * writes ("could not extend file … No space left on device"), then PANICs writing WAL, and its
  * crash recovery fails the same way, so it cannot start again. The cluster reports DiskFull
- * naming the instance; the agent's /healthz fails while postgres cannot run, the liveness probe
- * restarts the agent, which releases the Lease, and the replica takes over. Given room again (the
- * tmpfs grown), the old primary comes back as a replica and DiskFull clears.
+ * naming the instance; once postgres has not answered for 10 s on a full volume and the replica
+ * is ready with room, the primary's agent gives the Lease up (a SteppedDown Event), and the
+ * replica takes over. Given room again (the tmpfs grown), the old primary comes back as a replica
+ * and DiskFull clears.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -121,6 +122,26 @@ describe('a full data volume', { timeout: 20 * 60_000 }, () => {
     const takeoverS = Math.round((performance.now() - started) / 1000);
     console.log(`# the replica took the Lease ${takeoverS} s after DiskFull was reported`);
     assert.equal(holder, LARGE);
+    // Given up by the full primary itself, not taken after the kubelet restarted its agent.
+    const steppedDown = await waitFor(
+      'a SteppedDown Event',
+      async () =>
+        (
+          (await env.client.resource('events.k8s.io/v1', 'Event').list({ namespace: 'default' })).items as {
+            reason?: string;
+            note?: string;
+          }[]
+        ).find((e) => e.reason === 'SteppedDown'),
+      30_000,
+      500,
+    );
+    assert.match(
+      steppedDown.note ?? '',
+      new RegExp(
+        `^${SMALL} gave up the leader Lease: postgres has not run for \\d+ s \\(the data volume is full: .*\\); ${LARGE} can take over$`,
+      ),
+    );
+    console.log(`# ${steppedDown.note}`);
     const newPrimary = await ipOf(LARGE);
     await waitFor(
       `${LARGE} to take writes`,

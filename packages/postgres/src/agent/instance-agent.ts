@@ -174,6 +174,7 @@ export class InstanceAgent implements HealthSource {
       backups,
       peers: new PeerClient(),
       liveStatus: () => this.liveStatus(),
+      diskFull: () => disk.check(),
     };
     this.#tls = new TlsFollower(this.#ctx, peerApiHandler(this), identity);
     this.#status = new StatusReporter({
@@ -186,7 +187,7 @@ export class InstanceAgent implements HealthSource {
       state: () => state.snapshot(),
       backups: () => backups,
       controlLimits: async () => (await readControlData(options.pgBin, config.pgdata, options.redactor)).limits,
-      diskFull: () => disk.check(),
+      diskFull: this.#ctx.diskFull,
       peerKey: identity.publicKeyPem,
     });
   }

@@ -104,6 +104,7 @@ export const EVENT_REASON = {
   restarted: 'Restarted',
   failsafe: 'Failsafe',
   failsafeEnded: 'FailsafeEnded',
+  steppedDown: 'SteppedDown',
 } as const;
 
 /** Names of the objects the operator creates for a cluster. */

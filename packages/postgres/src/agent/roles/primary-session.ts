@@ -10,6 +10,8 @@ export class PrimarySession {
   readonly election = new AbortController();
   /** Who holds the Lease now, when another instance was seen holding it or it was handed over. */
   takenBy: string | undefined;
+  /** Why this primary gave the Lease up (roles/step-down.ts), once it did. */
+  steppedDown: string | undefined;
   /** A switchover is stopping writes: the other loops stand still, and fencing is expected. */
   switching = false;
   /** synchronous_standby_names as configured in postgres now. */

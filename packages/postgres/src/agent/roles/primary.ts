@@ -21,6 +21,7 @@ import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
+import { watchStepDown } from './step-down.js';
 
 export interface PrimaryEntry {
   readonly takeover?: Takeover;
@@ -87,6 +88,9 @@ export async function runPrimary(
   await elector.run(AbortSignal.any([signal, session.election.signal]));
   await leadership;
   reportTakeover();
+  // Released on the way out: whoever takes it over is rewound from, once the volume has room.
+  if (!signal.aborted && session.steppedDown !== undefined)
+    return { mode: 'rejoin', holder: session.takenBy, why: 'stepped down (data volume full)' };
   if (signal.aborted || session.takenBy === undefined) return undefined;
   log.warn({ leader: session.takenBy }, 'another instance holds the leader Lease; rejoining as its replica');
   return { mode: 'rejoin', holder: session.takenBy, why: 'former primary' };
@@ -112,6 +116,9 @@ async function lead(
   // postgres stops the moment leadership ends.
   const fence = () => void postgres.stop('fast', 2_000);
   lost.addEventListener('abort', fence, { once: true });
+  // From the start: a postgres that cannot start on a full volume never reaches the tasks below.
+  // It ends with the leadership (its errors are its own to log).
+  void watchStepDown(ctx, session, lost);
   const nowLeading = () => {
     state.startedLeading();
     log.info('running as primary');
@@ -174,9 +181,11 @@ async function lead(
     reportTakeover();
     let phase: string | undefined;
     if (!agentSignal.aborted) {
-      const why = session.takenBy
-        ? `${session.takenBy} holds the leader Lease now`
-        : `the leader Lease could not be renewed before the renew deadline${failsafe.refusal ? ` (failsafe: ${failsafe.refusal})` : ''}`;
+      const why = session.steppedDown
+        ? `it gave the leader Lease up: ${session.steppedDown}`
+        : session.takenBy
+          ? `${session.takenBy} holds the leader Lease now`
+          : `the leader Lease could not be renewed before the renew deadline${failsafe.refusal ? ` (failsafe: ${failsafe.refusal})` : ''}`;
       phase = `fenced: ${why}; postgres stopped`;
       if (!session.switching) {
         log.error({ reason: why }, 'FENCING: stopping postgres so that it takes no more writes');
