@@ -1,18 +1,22 @@
 /**
- * A primary whose postgres cannot run because its data volume is full gives the leader Lease up
- * (plan/step-down-plan.ts decides), so that a replica with room takes over within a failover's
- * time instead of after the kubelet's liveness probe restarted this agent.
+ * A primary on a full data volume hands over to a replica with room (plan/step-down-plan.ts
+ * decides): it releases the Lease when postgres cannot run, or switches over cleanly when postgres
+ * runs but cannot write. Either way within seconds, instead of after the kubelet's liveness probe
+ * restarted this agent (a postgres that cannot run), or never (one that runs).
  */
 import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, readPodReport } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { fetchPeerStatus } from '../io/peer-status.js';
-import { planStepDown, STEP_DOWN_AFTER_MS } from '../plan/step-down-plan.js';
+import { planStepDown, stepDownDue } from '../plan/step-down-plan.js';
 import type { PrimarySession } from './primary-session.js';
+import { switchOverFromFullVolume } from './switchover.js';
 
 const CHECK_EVERY_MS = 1_000;
+/** After a switch-over that did not hand over (postgres was restarted): the next attempt. */
+const SWITCH_OVER_RETRY_MS = 30_000;
 
-/** Runs while `leadership` lasts; on a step-down it records why in the session and ends the campaign. */
+/** Runs while `leadership` lasts; once it hands over, it records why in the session. */
 export async function watchStepDown(
   ctx: AgentContext,
   session: PrimarySession,
@@ -20,36 +24,69 @@ export async function watchStepDown(
 ): Promise<void> {
   const { config, log } = ctx;
   let answeredAt = performance.now();
-  /** Said once per outage: the reason's own clock would make every check a new line. */
+  let fullSince: number | undefined;
+  let retryAt = 0;
+  /**
+   * A switch-over under way. Not awaited here: after a failed one it restarts postgres and waits
+   * for it to answer, which on a full volume may be never, and the release below must go on.
+   */
+  let attempt: Promise<void> | undefined;
+  /** Said once per episode: the reason's own clock would make every check a new line. */
   let warned = false;
   while (!leadership.aborted && session.steppedDown === undefined) {
     await sleepUnlessAborted(CHECK_EVERY_MS, leadership);
     if (leadership.aborted) break;
+    // A switchover stops postgres on purpose: that is no outage.
+    if (session.switching) {
+      answeredAt = performance.now();
+      continue;
+    }
     try {
-      if (await ctx.db.ping()) {
-        answeredAt = performance.now();
-        warned = false;
-        continue;
-      }
-      const downForMs = performance.now() - answeredAt;
+      const answering = await ctx.db.ping();
       const diskFull = await ctx.diskFull();
+      const now = performance.now();
+      if (answering) answeredAt = now;
+      fullSince = diskFull === undefined ? undefined : (fullSince ?? now);
+      if (diskFull === undefined) warned = false;
+      const timing = {
+        downForMs: answering ? 0 : now - answeredAt,
+        fullForMs: fullSince === undefined ? 0 : now - fullSince,
+        diskFull,
+      };
       // Peers are asked only once the rest holds: not every second of a healthy primary's life.
-      if (diskFull === undefined || downForMs < STEP_DOWN_AFTER_MS) continue;
-      const decision = planStepDown({ downForMs, diskFull, others: await askOthers(ctx) });
-      if (!decision.stepDown) {
+      if (!stepDownDue(timing)) continue;
+      // After a switch-over that did not hand over, only a release (postgres down) goes ahead: a
+      // shutdown checkpoint that found no room leaves postgres crashed, and its restart fails too.
+      if (timing.downForMs === 0 && (now < retryAt || attempt)) continue;
+      const decision = planStepDown({ ...timing, others: await askOthers(ctx) });
+      if (decision.action === 'stay') {
         if (decision.waiting && !warned) log.warn({ why: decision.waiting }, 'not stepping down');
         warned ||= decision.waiting !== undefined;
         continue;
       }
-      session.steppedDown = decision.why;
-      log.error({ why: decision.why }, 'STEPPING DOWN: releasing the leader Lease');
+      const release = decision.action === 'release';
+      log.error({ why: decision.why }, `STEPPING DOWN: ${release ? 'releasing' : 'handing over'} the leader Lease`);
       ctx.events.record(
         'Warning',
         EVENT_REASON.steppedDown,
-        `${config.podName} gave up the leader Lease: ${decision.why}`,
+        `${config.podName} ${release ? 'gave up' : 'hands over'} the leader Lease: ${decision.why}`,
       );
-      ctx.state.decide('failover', `stepped down: ${decision.why}`);
-      session.election.abort();
+      if (release) {
+        session.steppedDown = decision.why;
+        ctx.state.decide('failover', `stepped down: ${decision.why}`);
+        session.election.abort();
+      } else {
+        retryAt = now + SWITCH_OVER_RETRY_MS;
+        const why = decision.why;
+        attempt = switchOverFromFullVolume(ctx, session, leadership, decision.to, why)
+          .then((handed) => {
+            if (handed) session.steppedDown = why;
+          })
+          .catch((error: unknown) => log.warn({ err: error }, 'handing over from a full volume failed'))
+          .finally(() => {
+            attempt = undefined;
+          });
+      }
     } catch (error) {
       if (!leadership.aborted) log.warn({ err: error }, 'cannot check whether to step down; retrying');
     }

@@ -23,7 +23,7 @@ export async function maybeSwitchover(
   session: PrimarySession,
   leadership: AbortSignal,
 ): Promise<void> {
-  const { config, view, state, log, postgres } = ctx;
+  const { config, view, state, log } = ctx;
   const request = view.clusterAnnotation(ANNOTATION.switchover);
   if (!request) {
     // A value is served once only while it stands: once the operator cleared it (or the user
@@ -49,7 +49,6 @@ export async function maybeSwitchover(
     state.decide('switchover', `waiting: ${why}; set ${ANNOTATION.switchoverForce}=true to go ahead anyway`);
     return;
   }
-  const started = performance.now();
   const markServed = () =>
     annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })
       .then((written) => written && view.lease.see(written))
@@ -62,6 +61,49 @@ export async function maybeSwitchover(
     await markServed();
     return;
   }
+  await switchOverTo(ctx, session, leadership, target, {
+    reason: `switchover requested (${request})`,
+    served: request,
+    onFailure: markServed,
+  });
+}
+
+/**
+ * Hands over from a primary whose data volume is full but whose postgres still runs (it refuses
+ * every write that needs new space): a switchover to the best of `names`, the instances with room
+ * (roles/step-down.ts). True once the Lease is handed over.
+ */
+export async function switchOverFromFullVolume(
+  ctx: AgentContext,
+  session: PrimarySession,
+  leadership: AbortSignal,
+  names: readonly string[],
+  full: string,
+): Promise<boolean> {
+  const target = await chooseTarget(ctx, '*', new Set(names));
+  if ('why' in target) {
+    ctx.log.warn({ why: target.why }, 'cannot hand over from a full data volume');
+    ctx.state.decide('switchover', `cannot hand over from a full data volume: ${target.why}`);
+    return false;
+  }
+  return switchOverTo(ctx, session, leadership, target, { reason: full, onFailure: async () => undefined });
+}
+
+/** Stops writes cleanly, waits until `target` has the final WAL, and hands the Lease over; true once handed. */
+async function switchOverTo(
+  ctx: AgentContext,
+  session: PrimarySession,
+  leadership: AbortSignal,
+  target: { readonly name: string; readonly ip: string },
+  request: {
+    readonly reason: string;
+    /** The annotation value served, recorded on the Lease with the hand-over. */
+    readonly served?: string;
+    readonly onFailure: () => Promise<unknown>;
+  },
+): Promise<boolean> {
+  const { config, view, state, log, postgres } = ctx;
+  const started = performance.now();
   const { name, ip } = target;
   log.info({ target: name }, 'switchover: stopping writes');
   session.switching = true;
@@ -87,8 +129,11 @@ export async function maybeSwitchover(
     const written = await handOverLease(ctx.leaseRef, {
       from: config.podName,
       to: name,
-      reason: `switchover requested (${request})`,
-      annotations: { [ANNOTATION.switchoverServed]: request, [ANNOTATION.syncStandbys]: null },
+      reason: request.reason,
+      annotations: {
+        [ANNOTATION.syncStandbys]: null,
+        ...(request.served !== undefined ? { [ANNOTATION.switchoverServed]: request.served } : {}),
+      },
       signal: leadership,
     });
     if (!written) throw new Error('could not hand the leader Lease over');
@@ -112,7 +157,10 @@ export async function maybeSwitchover(
     log.error({ err: error, target: name }, 'switchover failed; staying primary');
     state.decide('switchover', `failed to switch over to ${name}: ${why}`);
     ctx.events.record('Warning', EVENT_REASON.switchoverRefused, `switchover to ${name} failed: ${why}`);
-    await markServed();
+    // Writes are no longer being stopped: a postgres that does not come back (a full volume) is
+    // an outage from here, which roles/step-down.ts must be able to see.
+    session.switching = false;
+    await request.onFailure();
     if (!leadership.aborted) {
       postgres.start();
       await untilAccepting(ctx.db, leadership);
@@ -121,9 +169,11 @@ export async function maybeSwitchover(
   } finally {
     if (!handed) session.switching = false;
   }
+  return handed;
 }
 
-async function chooseTarget(ctx: AgentContext, request: string) {
+/** The switchover's target for `request`; `only` narrows the instances considered. */
+async function chooseTarget(ctx: AgentContext, request: string, only?: ReadonlySet<string>) {
   const { config, view, db } = ctx;
   const rows = await db.query<{ name: string; state: string }>(
     'SELECT application_name AS name, state FROM pg_stat_replication',
@@ -133,7 +183,10 @@ async function chooseTarget(ctx: AgentContext, request: string) {
     .pods()
     .filter(
       (p) =>
-        p.metadata?.name !== config.podName && p.status?.podIP && (request === '*' || p.metadata?.name === request),
+        p.metadata?.name !== config.podName &&
+        p.status?.podIP &&
+        (request === '*' || p.metadata?.name === request) &&
+        (only === undefined || only.has(p.metadata?.name ?? '')),
     );
   const peers = await Promise.all(
     asked.map(async (p) => ({
