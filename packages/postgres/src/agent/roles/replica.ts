@@ -129,7 +129,8 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           // and promotes, as a cascading standby: postgres follows its timeline switch on that
           // connection. Harmless if it does not win: a standby makes no WAL of its own, and the
           // Lease's holder is followed as soon as there is one.
-          const winnerIp = decision.best && view.ha.synchronousNumber > 0 ? podIP(ctx, decision.best) : undefined;
+          const winnerIp =
+            decision.best && view.ha.synchronousNumber > 0 ? view.leader(decision.best).podIP : undefined;
           if (winnerIp && winnerIp !== following) {
             log.info(
               { from: following ?? null, to: winnerIp, winner: decision.best },
@@ -160,8 +161,4 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
     await view.lease.changed.wait(waitMs, signal);
   }
   return undefined;
-}
-
-function podIP(ctx: AgentContext, name: string): string | undefined {
-  return ctx.view.pods().find((p) => p.metadata?.name === name)?.status?.podIP;
 }
