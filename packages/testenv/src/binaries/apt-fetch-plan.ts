@@ -1,7 +1,7 @@
 /**
- * Pure planning of a private apt configuration that fetches one pinned .deb from another Debian
- * release without touching the machine's own apt sources, lists or dpkg status: every directory
- * apt writes to lives under `aptDir`, and the package database it resolves against is empty.
+ * Pure planning of a private apt configuration that fetches pinned .debs of one Debian suite
+ * without touching the machine's own apt sources, lists or dpkg status: every directory apt
+ * writes to lives under `aptDir`, and the package database it resolves against is empty.
  */
 import { join } from 'node:path';
 
@@ -31,8 +31,15 @@ export interface AptFetchPlan {
   /** Files to write: the apt configuration, its sources list and an empty dpkg status. */
   readonly files: Readonly<Record<string, string>>;
   readonly update: AptCommand;
+  /** One `apt-get download` of every pinned package. */
   readonly download: AptCommand;
-  /** The .deb `download` writes (apt's file name for `name_version_arch`). */
+  /** The .debs `download` writes (apt's file names for `name_version_arch`), in the order of the pins. */
+  readonly debFiles: readonly string[];
+}
+
+/** The plan for one package, with its single .deb named. */
+export interface SingleAptFetchPlan extends AptFetchPlan {
+  /** The .deb `download` writes. */
   readonly debFile: string;
 }
 
@@ -42,8 +49,36 @@ function quoted(value: string): string {
   return `"${value}"`;
 }
 
-/** Plans fetching `pin` with apt state under `aptDir` into `downloadDir`. */
-export function planAptFetch(pin: DebianPackagePin, aptDir: string, downloadDir: string): AptFetchPlan {
+/** apt names a downloaded .deb `name_version_arch.deb`, with an epoch's colon written `%3a`. */
+function debFileName(pin: DebianPackagePin): string {
+  return `${pin.name}_${pin.debianVersion.replace(':', '%3a')}_${pin.architecture}.deb`;
+}
+
+/**
+ * Plans fetching every one of `pins` with apt state under `aptDir` into `downloadDir`: one index
+ * update and one download for them all. The pins must share a mirror, suite and architecture, as
+ * one sources line and one `APT::Architecture` serve them; a package from elsewhere needs a plan
+ * (and an `aptDir`) of its own.
+ *
+ * @example
+ * ```ts
+ * const plan = planAptFetchAll(nodeToolsPackages, '/cache/apt-bookworm', '/scratch/download');
+ * plan.download.args; // ['download', 'containerd=1.6.20~ds1-1+deb12u3', 'runc=1.1.5+ds1-1+deb12u1', …]
+ * ```
+ */
+export function planAptFetchAll(pins: readonly DebianPackagePin[], aptDir: string, downloadDir: string): AptFetchPlan {
+  const [first] = pins;
+  if (!first) throw new Error('planAptFetchAll: no package to fetch');
+  for (const pin of pins) {
+    const differs = (['mirror', 'suite', 'architecture'] as const).find((key) => pin[key] !== first[key]);
+    if (differs)
+      throw new Error(
+        `planAptFetchAll: ${pin.name} comes from ${differs} ${pin[differs]}, not ${first[differs]} as ${first.name}; plan it separately`,
+      );
+  }
+  const names = pins.map((p) => p.name);
+  const twice = names.find((name, index) => names.indexOf(name) !== index);
+  if (twice) throw new Error(`planAptFetchAll: ${twice} is pinned twice`);
   const state = join(aptDir, 'state');
   const lists = join(state, 'lists');
   const cache = join(aptDir, 'cache');
@@ -62,9 +97,9 @@ export function planAptFetch(pin: DebianPackagePin, aptDir: string, downloadDir:
     ['Dir::Cache::Archives', archives],
     // As root apt downloads as `_apt`, which cannot write into a cache under /root.
     ['APT::Sandbox::User', 'root'],
-    ['APT::Architecture', pin.architecture],
+    ['APT::Architecture', first.architecture],
     ['Acquire::Languages', 'none'],
-    // AppStream metadata (5 MB) is for software centres, not for fetching one package.
+    // AppStream metadata (5 MB) is for software centres, not for fetching a few packages.
     ['Acquire::IndexTargets::deb::DEP-11::DefaultEnabled', 'false'],
   ];
   const config = settings.map(([key, value]) => `${key} ${quoted(value)};`).join('\n');
@@ -73,11 +108,26 @@ export function planAptFetch(pin: DebianPackagePin, aptDir: string, downloadDir:
     dirs: [join(lists, 'partial'), join(archives, 'partial'), downloadDir],
     files: {
       [configFile]: `${config}\n`,
-      [sourcesFile]: `deb ${pin.mirror} ${pin.suite} main\n`,
+      [sourcesFile]: `deb ${first.mirror} ${first.suite} main\n`,
       [statusFile]: '',
     },
     update: { args: ['update'], cwd: aptDir, env },
-    download: { args: ['download', `${pin.name}=${pin.debianVersion}`], cwd: downloadDir, env },
-    debFile: join(downloadDir, `${pin.name}_${pin.debianVersion}_${pin.architecture}.deb`),
+    // `name=version` pins the exact version: apt fails rather than fetch another.
+    download: { args: ['download', ...pins.map((p) => `${p.name}=${p.debianVersion}`)], cwd: downloadDir, env },
+    debFiles: pins.map((pin) => join(downloadDir, debFileName(pin))),
   };
+}
+
+/**
+ * Plans fetching `pin` with apt state under `aptDir` into `downloadDir`.
+ *
+ * @example
+ * ```ts
+ * const plan = planAptFetch(pgBackRestPackage, '/cache/apt-trixie', '/scratch/download');
+ * plan.debFile; // /scratch/download/pgbackrest_2.55.1-1_amd64.deb
+ * ```
+ */
+export function planAptFetch(pin: DebianPackagePin, aptDir: string, downloadDir: string): SingleAptFetchPlan {
+  const plan = planAptFetchAll([pin], aptDir, downloadDir);
+  return { ...plan, debFile: plan.debFiles[0] ?? '' };
 }

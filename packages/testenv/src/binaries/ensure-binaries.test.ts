@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
-import { allComponents, type ComponentSpec, HELM_VERSION, VERSITYGW_VERSION } from '../versions.js';
-import { ensureBinaries, ensureHelm, ensureVersitygw } from './ensure-binaries.js';
+import { allComponents, type ComponentSpec, HELM_VERSION, KUBERNETES_VERSION, VERSITYGW_VERSION } from '../versions.js';
+import { ensureBinaries, ensureHelm, ensureNodeBinaries, ensureVersitygw } from './ensure-binaries.js';
 import type { GoBuildPlan } from './go-build-plan.js';
 
 const run = promisify(execFile);
@@ -147,5 +147,29 @@ describe('ensureBinaries', () => {
     });
     assert.deepEqual(built, ['versitygw github.com/versity/versitygw/cmd/versitygw']);
     assert.equal(versitygw, join(cacheDir, `versitygw-${VERSITYGW_VERSION}`, 'bin', 'versitygw'));
+  });
+
+  it('builds kubelet and kube-proxy only when asked, once, into their own cache entry', async () => {
+    assert.ok(!allComponents.some((c) => c.binaries.includes('kubelet')), 'a control plane never waits for kubelet');
+    const cacheDir = join(dir, 'node');
+    const built: string[] = [];
+    const options = {
+      cacheDir,
+      assetsDir: '',
+      onProgress: quiet,
+      build: async (plan: GoBuildPlan) => {
+        built.push(`${plan.component.name} ${plan.build.args.slice(-2).join(' ')}`);
+        for (const name of ['kubelet', 'kube-proxy']) {
+          await writeFile(join(plan.outDir, name), '#!/bin/sh\n');
+          await chmod(join(plan.outDir, name), 0o755);
+        }
+      },
+    };
+    const node = await ensureNodeBinaries(options);
+    assert.deepEqual(built, ['kubernetes-node k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy']);
+    const bin = join(cacheDir, `kubernetes-node-${KUBERNETES_VERSION}`, 'bin');
+    assert.deepEqual(node, { kubelet: join(bin, 'kubelet'), 'kube-proxy': join(bin, 'kube-proxy') });
+    assert.deepEqual(await ensureNodeBinaries(options), node);
+    assert.equal(built.length, 1, 'the second call reuses the cache');
   });
 });

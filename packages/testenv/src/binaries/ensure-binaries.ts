@@ -9,7 +9,14 @@
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { allComponents, type BinaryName, type ComponentSpec, helmComponent, versitygwComponent } from '../versions.js';
+import {
+  allComponents,
+  type BinaryName,
+  type ComponentSpec,
+  helmComponent,
+  kubernetesNodeComponent,
+  versitygwComponent,
+} from '../versions.js';
 import { type ProgressListener, streamProgressReporter } from './build-progress.js';
 import { cacheRoot, componentBinDir, componentDir } from './cache-dir.js';
 import { allExecutable, type CacheEntry, fillCacheEntry, isEntryCached } from './cache-entry.js';
@@ -29,7 +36,7 @@ export interface EnsureBinariesOptions {
   readonly onProgress?: ProgressListener;
   /** Replaces the Go build (tests use this to exercise locking without compiling Kubernetes). */
   readonly build?: (plan: GoBuildPlan, onProgress: ProgressListener) => Promise<void>;
-  /** The components to consider; defaults to the control plane's (`allComponents`, not helm). */
+  /** The components to consider; defaults to the control plane's (`allComponents`: not helm, versitygw or kubelet). */
   readonly components?: readonly ComponentSpec[];
 }
 
@@ -118,4 +125,38 @@ export async function ensureVersitygw(
   const paths = await ensureBinaries({ ...options, components: [versitygwComponent], binaries: ['versitygw'] });
   if (!paths.versitygw) throw new Error('ensureVersitygw: versitygw was neither found nor built');
   return paths.versitygw;
+}
+
+/** The node agents `ensureNodeBinaries` returns. */
+export interface NodeBinaryPaths {
+  readonly kubelet: string;
+  readonly 'kube-proxy': string;
+}
+
+/**
+ * Returns the paths of the pinned `kubelet` and `kube-proxy` (the control plane's version), for
+ * nodes that run real containers, building them on first use: most of their packages are the
+ * control plane's, so with its build in the Go build cache this takes about a minute (8–11 s when
+ * the Go build cache holds these binaries' packages too; see the README). Same cache, lock and
+ * progress as the control-plane binaries; never built to start a control plane.
+ *
+ * @example
+ * ```ts
+ * const node = await ensureNodeBinaries();
+ * execFileSync(node.kubelet, ['--version']); // Kubernetes v1.34.4
+ * ```
+ */
+export async function ensureNodeBinaries(
+  options: Omit<EnsureBinariesOptions, 'binaries' | 'components'> = {},
+): Promise<NodeBinaryPaths> {
+  const paths = await ensureBinaries({
+    ...options,
+    components: [kubernetesNodeComponent],
+    binaries: ['kubelet', 'kube-proxy'],
+  });
+  const kubelet = paths.kubelet;
+  const kubeProxy = paths['kube-proxy'];
+  if (!kubelet || !kubeProxy)
+    throw new Error('ensureNodeBinaries: kubelet and kube-proxy were neither found nor built');
+  return { kubelet, 'kube-proxy': kubeProxy };
 }

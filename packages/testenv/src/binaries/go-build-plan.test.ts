@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  allComponents,
   etcdComponent,
   helmComponent,
+  KUBERNETES_VERSION,
   kubernetesComponent,
+  kubernetesNodeComponent,
   kwokComponent,
   VERSITYGW_VERSION,
   versitygwComponent,
@@ -21,6 +24,30 @@ describe('planGoBuild', () => {
     const ldflags = args[args.indexOf('-ldflags') + 1] ?? '';
     assert.match(ldflags, /component-base\/version\.gitVersion=v1\.34\.\d+/);
     assert.match(ldflags, /gitMinor=34/);
+  });
+
+  it('builds kubelet and kube-proxy from their own wrapper module, stamped like the control plane', () => {
+    const plan = planGoBuild(kubernetesNodeComponent, '/out', '/mods/');
+    assert.equal(
+      plan.build.cwd,
+      '/mods/kubernetes-node',
+      'not the control plane module: its go.sum lacks the node deps',
+    );
+    assert.equal(plan.download.cwd, '/mods/kubernetes-node');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/', 'a directory: two main packages');
+    assert.deepEqual(args.slice(-2), ['k8s.io/kubernetes/cmd/kubelet', 'k8s.io/kubernetes/cmd/kube-proxy']);
+    assert.deepEqual(plan.list.args.slice(-2), args.slice(-2));
+    assert.ok(args.includes('-trimpath'));
+    const control = planGoBuild(kubernetesComponent, '/out', '/mods/');
+    assert.equal(
+      args[args.indexOf('-ldflags') + 1],
+      control.build.args[control.build.args.indexOf('-ldflags') + 1],
+      'the same version stamp as kube-apiserver',
+    );
+    assert.match(args[args.indexOf('-ldflags') + 1] ?? '', new RegExp(`gitVersion=${KUBERNETES_VERSION}`));
+    assert.equal(plan.bundle, undefined);
+    assert.ok(!allComponents.includes(kubernetesNodeComponent), 'a control plane never waits for kubelet');
   });
 
   it('names the single output file for etcd and bundles kwok stages', () => {

@@ -42,8 +42,9 @@ function ldflags(component: ComponentSpec): string {
   }
   // Without this `versitygw --version` says "git", as a build outside its Makefile does.
   if (component.name === 'versitygw') return `-s -w -X main.Version=${component.version}`;
-  if (component.name !== 'kubernetes') return '-s -w';
-  // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew warning) complain.
+  if (component.name !== 'kubernetes' && component.name !== 'kubernetes-node') return '-s -w';
+  // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew
+  // warning) complain; a kubelet also reports it as its Node's `status.nodeInfo.kubeletVersion`.
   const [major, minor] = component.version.slice(1).split('.');
   return [
     '-s -w',
@@ -58,6 +59,7 @@ function ldflags(component: ComponentSpec): string {
 function packagesOf(component: ComponentSpec): string[] {
   switch (component.name) {
     case 'kubernetes':
+    case 'kubernetes-node':
       return kubernetesPackages(component);
     case 'etcd':
       return ['.'];
