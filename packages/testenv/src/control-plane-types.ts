@@ -4,6 +4,9 @@ import type { BinaryPaths } from './binaries/ensure-binaries.js';
 import type { Kubeconfig } from './kubeconfig.js';
 import type { ProcessNode } from './process-node/process-node.js';
 import type { ProcessNodesOptions } from './process-node/process-nodes.js';
+import type { NetworkPlan } from './real-node/network-plan.js';
+import type { RealNode } from './real-node/real-node.js';
+import type { RealNodesOptions } from './real-node/real-nodes.js';
 import type { S3Server, S3ServerOptions } from './s3-server.js';
 
 export interface ControlPlaneOptions {
@@ -27,6 +30,18 @@ export interface ControlPlaneOptions {
    * ```
    */
   readonly processNodes?: ProcessNodesOptions;
+  /**
+   * Add real nodes: containerd, kubelet and kube-proxy in network namespaces of their own, running
+   * real images (see {@link RealNodesOptions}). Implies `controllers`. Needs root on Linux; the API
+   * server then listens on the nodes' bridge instead of loopback.
+   *
+   * @example
+   * ```ts
+   * const images = await ensureTestImages();
+   * const cp = await startControlPlane({ realNodes: { count: 2, imageArchives: [images.echo.archive] } });
+   * ```
+   */
+  readonly realNodes?: RealNodesOptions;
   /** Extra kube-apiserver flags, appended last so they override. */
   readonly apiServerArgs?: readonly string[];
   /** How long each component may take to become healthy. Default 60 s. */
@@ -90,6 +105,10 @@ export interface ControlPlane extends AsyncDisposable {
   readonly processNodeNames: readonly string[];
   /** The process nodes, to find the processes (PIDs, log files) of Pods' containers. */
   readonly processNodes: readonly ProcessNode[];
+  /** The real nodes (`real-node-0` …); empty without `realNodes`. */
+  readonly realNodes: readonly RealNode[];
+  /** The real nodes' addresses and ranges (bridge, Pod and Service CIDRs); undefined without `realNodes`. */
+  readonly realNodeNetwork: NetworkPlan | undefined;
   /** etcd's client URL (`http://127.0.0.1:<port>`), for tests that act on storage directly (compaction). */
   readonly etcdUrl: string | undefined;
   /** Issues a client certificate for a new user and returns a kubeconfig that authenticates as them. */

@@ -21,15 +21,18 @@ import { buildSchedulerArgs } from './components/kube-scheduler.js';
 import { buildKwokArgs, buildKwokConfiguration } from './components/kwok.js';
 import type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane-types.js';
 import { TestenvError, UnsupportedError } from './errors.js';
-import { addUserUnsupported, existingClusterRequested, loadExistingCluster } from './existing-cluster.js';
+import { existingClusterRequested } from './existing-cluster.js';
+import { connectExistingCluster, startS3 } from './existing-control-plane.js';
 import { LOOPBACK, reservePorts } from './free-port.js';
 import { buildKubeconfig, writeKubeconfig } from './kubeconfig.js';
 import { startKwok, waitNodesReady } from './kwok-nodes-ready.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
-import { type CertificateAuthority, createCertificateAuthority, createServiceAccountKeys } from './pki.js';
+import { createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
+import { planRealNodes, type RealNodeSet, type RealNodesPlan } from './real-node/real-nodes.js';
 import { type S3Server, startS3Server } from './s3-server.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
+import { issueUser } from './user-credentials.js';
 import type { BinaryName } from './versions.js';
 import { waitHealthy } from './wait-healthy.js';
 
@@ -39,9 +42,14 @@ function processNodeCount(options: ControlPlaneOptions): number {
   return options.processNodes ? (options.processNodes.count ?? 1) : 0;
 }
 
+/** Nodes that need the scheduler and controllers: process nodes and real nodes. */
+function runningNodeCount(options: ControlPlaneOptions): number {
+  return processNodeCount(options) + (options.realNodes ? (options.realNodes.count ?? 1) : 0);
+}
+
 function neededBinaries(options: ControlPlaneOptions): BinaryName[] {
   const names: BinaryName[] = ['etcd', 'kube-apiserver', 'kubectl'];
-  if (options.controllers || (options.nodes ?? 0) > 0 || processNodeCount(options) > 0)
+  if (options.controllers || (options.nodes ?? 0) > 0 || runningNodeCount(options) > 0)
     names.push('kube-controller-manager', 'kube-scheduler');
   if ((options.nodes ?? 0) > 0) names.push('kwok');
   return names;
@@ -72,7 +80,7 @@ function required(paths: BinaryPaths, name: BinaryName): string {
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster(options);
   const nodes = options.nodes ?? 0;
-  const withControllers = options.controllers === true || nodes > 0 || processNodeCount(options) > 0;
+  const withControllers = options.controllers === true || nodes > 0 || runningNodeCount(options) > 0;
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const binaries = await ensureBinaries({ binaries: neededBinaries(options), onProgress: options.onBuildProgress });
 
@@ -111,15 +119,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
   let stopped = false;
   let processNodes: ProcessNodeSet | undefined;
+  let realNodesPlan: RealNodesPlan | undefined;
+  let realNodes: RealNodeSet | undefined;
   let s3: S3Server | undefined;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     // First, while the API server still answers: their containers' processes, then their Nodes.
     await processNodes?.stop();
+    await realNodes?.stop();
     await s3?.close(); // after the Pods, which may still be writing to it
     // Reverse start order: dependents go before what they depend on, so nothing logs spurious connection errors.
     for (const child of [...processes].reverse()) await child.stop();
+    await realNodesPlan?.release(); // the API server listened on its bridge
     await rm(dataDir, { recursive: true, force: true });
   };
 
@@ -135,6 +147,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     const ports = withControllers
       ? [etcdClientPort, etcdPeerPort, apiPort, kcmPort, schedulerPort, ...(nodes > 0 ? [kwokPort] : [])]
       : [etcdClientPort, etcdPeerPort, apiPort];
+    // Before the API server, which listens on the real nodes' bridge.
+    if (options.realNodes) realNodesPlan = await planRealNodes(options.realNodes, options.onBuildProgress);
+    const apiAddress = realNodesPlan?.network.hostAddress ?? LOOPBACK;
     const [ca, serviceAccount] = await Promise.all([
       createCertificateAuthority('kanri-testenv-ca'),
       createServiceAccountKeys(),
@@ -149,9 +164,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         'kubernetes.default.svc',
         'kubernetes.default.svc.cluster.local',
       ],
-      ipAddresses: [LOOPBACK, KUBERNETES_SERVICE_IP],
+      ipAddresses: [LOOPBACK, KUBERNETES_SERVICE_IP, ...(realNodesPlan?.apiServerAddresses ?? [])],
     });
     const admin = await ca.issue({ commonName: 'kanri-admin', organizations: ['system:masters'], usage: 'client' });
+    // The API server's identity towards kubelets (logs, exec), which check it against the CA.
+    const kubeletClient = realNodesPlan
+      ? await ca.issue({
+          commonName: 'kube-apiserver-kubelet-client',
+          organizations: ['system:masters'],
+          usage: 'client',
+        })
+      : undefined;
     const file = (name: string) => join(pki, name);
     await Promise.all([
       writeFile(file('ca.crt'), ca.certPem),
@@ -159,9 +182,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       writeFile(file('apiserver.key'), serving.keyPem, { mode: 0o600 }),
       writeFile(file('sa.pub'), serviceAccount.publicKeyPem),
       writeFile(file('sa.key'), serviceAccount.privateKeyPem, { mode: 0o600 }),
+      ...(kubeletClient
+        ? [
+            writeFile(file('kubelet-client.crt'), kubeletClient.certPem),
+            writeFile(file('kubelet-client.key'), kubeletClient.keyPem, { mode: 0o600 }),
+          ]
+        : []),
     ]);
 
-    const server = `https://${LOOPBACK}:${apiPort}`;
+    const server = `https://${apiAddress}:${apiPort}`;
     const kubeconfig = buildKubeconfig({
       clusterName: 'kanri-testenv',
       server,
@@ -192,7 +221,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         clientCaFile: file('ca.crt'),
         serviceAccountPublicKeyFile: file('sa.pub'),
         serviceAccountPrivateKeyFile: file('sa.key'),
-        extraArgs: options.apiServerArgs,
+        extraArgs: [
+          ...(realNodesPlan?.apiServerArgs({
+            kubeletClientCert: file('kubelet-client.crt'),
+            kubeletClientKey: file('kubelet-client.key'),
+          }) ?? []),
+          ...(options.apiServerArgs ?? []),
+        ],
       }),
       async (apiserver) => {
         const adminAgent = new Agent({ connect: { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem } });
@@ -272,6 +307,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         logsDir: logs,
       });
     }
+    realNodes = await realNodesPlan?.start({
+      server,
+      adminKubeconfig: kubeconfig,
+      caPem: ca.certPem,
+      caFile: file('ca.crt'),
+      issue: (commonName, organizations) => ca.issue({ commonName, organizations, usage: 'client' }),
+      dataDir,
+      logsDir: logs,
+      timeoutMs,
+    });
 
     const component = (name: string) => {
       const child = processes.find((p) => p.name === name);
@@ -304,6 +349,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       nodeNames,
       processNodeNames: processNodes?.names ?? [],
       processNodes: processNodes?.nodes ?? [],
+      realNodes: realNodes?.nodes ?? [],
+      realNodeNetwork: realNodesPlan?.network,
       addUser: (user) => issueUser(ca, dataDir, server, user),
       s3,
       stop,
@@ -313,68 +360,4 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await stop();
     throw error;
   }
-}
-
-/** The S3 server of `options.s3`. Not under the data directory: that one is private (0700), and the CA file must not be. */
-function startS3(options: ControlPlaneOptions): Promise<S3Server | undefined> {
-  if (!options.s3) return Promise.resolve(undefined);
-  return startS3Server({
-    baseDir: options.baseDir,
-    timeoutMs: options.startTimeoutMs,
-    ...(options.s3 === true ? {} : options.s3),
-  });
-}
-
-async function connectExistingCluster(options: ControlPlaneOptions): Promise<ControlPlane> {
-  const existing = await loadExistingCluster();
-  const s3 = await startS3(options);
-  const stop = async () => {
-    await s3?.close();
-  };
-  const unsupported = async () => {
-    throw new UnsupportedError(
-      'an existing cluster (KANRI_USE_EXISTING_CLUSTER) has no components testenv can kill or start',
-    );
-  };
-  return {
-    ...existing,
-    dataDir: undefined,
-    etcdUrl: undefined,
-    killComponent: unsupported,
-    startComponent: unsupported,
-    processes: [],
-    ports: [],
-    binaries: {},
-    nodeNames: [],
-    processNodeNames: [],
-    processNodes: [],
-    addUser: async () => addUserUnsupported(),
-    s3,
-    stop,
-    [Symbol.asyncDispose]: stop,
-  };
-}
-
-async function issueUser(
-  ca: CertificateAuthority,
-  dataDir: string,
-  server: string,
-  user: UserOptions,
-): Promise<UserCredentials> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9@._:-]*$/.test(user.name)) {
-    throw new TestenvError(`addUser: name "${user.name}" must be letters, digits and @._:- (it becomes a file name)`);
-  }
-  const groups = [...(user.groups ?? [])];
-  const cert = await ca.issue({ commonName: user.name, organizations: groups, usage: 'client' });
-  const kubeconfig = buildKubeconfig({
-    clusterName: 'kanri-testenv',
-    server,
-    caPem: ca.certPem,
-    userName: user.name,
-    certPem: cert.certPem,
-    keyPem: cert.keyPem,
-  });
-  const kubeconfigPath = join(dataDir, 'users', `${user.name.replaceAll(':', '_')}.kubeconfig`);
-  await writeKubeconfig(kubeconfigPath, kubeconfig);
-  return { name: user.name, groups, kubeconfig, kubeconfigPath };
 }

@@ -14,13 +14,17 @@
 export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/build-progress.js';
 export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
 export { cacheRoot } from './binaries/cache-dir.js';
-export type { BinaryPaths, EnsureBinariesOptions } from './binaries/ensure-binaries.js';
-export { ensureBinaries, ensureHelm, ensureVersitygw } from './binaries/ensure-binaries.js';
+export type { BinaryPaths, EnsureBinariesOptions, NodeBinaryPaths } from './binaries/ensure-binaries.js';
+export { ensureBinaries, ensureHelm, ensureNodeBinaries, ensureVersitygw } from './binaries/ensure-binaries.js';
 export { type DebianPostgresTag, ensureDebianPostgres } from './binaries/ensure-debian-postgres.js';
+export type { EnsureNodeToolsOptions, NodeTools } from './binaries/ensure-node-tools.js';
+export { ensureNodeTools } from './binaries/ensure-node-tools.js';
 export type { EnsurePgBackRestOptions } from './binaries/ensure-pgbackrest.js';
 export { ensurePgBackRest } from './binaries/ensure-pgbackrest.js';
 export type { EnsurePostgresOptions, PostgresBuildTag } from './binaries/ensure-postgres.js';
 export { ensurePostgres } from './binaries/ensure-postgres.js';
+export type { NodeToolsEnv, NodeToolsPaths } from './binaries/node-tools-layout.js';
+export { nodeToolsEnv, nodeToolsPaths, nodeToolsVersion } from './binaries/node-tools-layout.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
@@ -45,10 +49,25 @@ export type {
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export type { NetworkPlan, NodeAddressing } from './real-node/network-plan.js';
+export { RealNode } from './real-node/real-node.js';
+export type { RealNodesOptions } from './real-node/real-nodes.js';
+export { realNodesUnsupportedReason } from './real-node/real-nodes.js';
 export type { S3ClientConfig, S3ObjectInfo } from './s3-client.js';
 export { S3Client, S3RequestError } from './s3-client.js';
 export type { S3Server, S3ServerOptions } from './s3-server.js';
 export { startS3Server } from './s3-server.js';
+export type { EnsureTestImagesOptions, TestImage, TestImages } from './test-images/ensure-test-images.js';
+export { ensureTestImages } from './test-images/ensure-test-images.js';
+export type {
+  ImageFile,
+  ImageRuntimeConfig,
+  OciDescriptor,
+  OciImageArchive,
+  OciImageSpec,
+} from './test-images/oci-archive.js';
+export { buildOciImageArchive, imageTag } from './test-images/oci-archive.js';
+export { ECHO_IMAGE, ECHO_PORT, ECHO_UID, PAUSE_IMAGE, TEST_IMAGES_VERSION } from './test-images/test-image-pins.js';
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,
@@ -59,6 +78,8 @@ export {
   helmComponent,
   KUBERNETES_VERSION,
   KWOK_VERSION,
+  kubernetesNodeComponent,
+  nodeToolsPackages,
   pgBackRestPackage,
   postgresBuilds,
   VERSITYGW_VERSION,

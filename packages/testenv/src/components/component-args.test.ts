@@ -40,6 +40,29 @@ describe('component flags', () => {
     assert.equal(args.at(-1), '--v=2', 'extra flags come last so they win');
   });
 
+  it("lets an extra flag replace testenv's own instead of repeating it (the API server refuses a mode twice)", () => {
+    const args = buildApiServerArgs({
+      port: 3,
+      etcdUrl: 'http://127.0.0.1:1',
+      certDir: '/c',
+      servingCertFile: '/s.crt',
+      servingKeyFile: '/s.key',
+      clientCaFile: '/ca.crt',
+      serviceAccountPublicKeyFile: '/sa.pub',
+      serviceAccountPrivateKeyFile: '/sa.key',
+      extraArgs: ['--authorization-mode=Node,RBAC', '--bind-address=172.30.0.1'],
+    });
+    assert.deepEqual(
+      args.filter((a) => a.startsWith('--authorization-mode=')),
+      ['--authorization-mode=Node,RBAC'],
+    );
+    assert.deepEqual(
+      args.filter((a) => a.startsWith('--bind-address=')),
+      ['--bind-address=172.30.0.1'],
+    );
+    assert.equal(flag(args, 'secure-port'), '3', 'the flags not overridden stay');
+  });
+
   it('binds the controller manager and scheduler to loopback on the given ports, without leader election', () => {
     const kcm = buildControllerManagerArgs({
       port: 4,

@@ -18,8 +18,16 @@ export interface ApiServerConfig {
   readonly extraArgs?: readonly string[];
 }
 
+const flagName = (arg: string) => arg.split('=')[0];
+
+/**
+ * The flags, with `extraArgs` last. A flag given in `extraArgs` replaces testenv's own: some
+ * (`--authorization-mode`) are lists that would otherwise grow, and the API server refuses a
+ * mode named twice.
+ */
 export function buildApiServerArgs(config: ApiServerConfig): string[] {
-  return [
+  const overridden = new Set((config.extraArgs ?? []).map(flagName));
+  const defaults = [
     `--etcd-servers=${config.etcdUrl}`,
     `--bind-address=${LOOPBACK}`,
     `--advertise-address=${LOOPBACK}`,
@@ -40,6 +48,6 @@ export function buildApiServerArgs(config: ApiServerConfig): string[] {
     // would in turn need kubelet heartbeats, which simulated nodes do not send, so new nodes would never take Pods.
     '--disable-admission-plugins=TaintNodesByCondition',
     '--profiling=false',
-    ...(config.extraArgs ?? []),
   ];
+  return [...defaults.filter((arg) => !overridden.has(flagName(arg))), ...(config.extraArgs ?? [])];
 }

@@ -1,0 +1,200 @@
+/**
+ * One real node: containerd, the kubelet and kube-proxy in the node's own namespaces and cgroup
+ * (node-namespace.ts), with the images testenv built imported into containerd before the kubelet
+ * registers the Node, since no registry can be pulled from.
+ */
+import { execFile } from 'node:child_process';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { ComponentStartError } from '../errors.js';
+import { type ManagedProcess, startProcess } from '../managed-process.js';
+import type { NetworkPlan, NodeAddressing } from './network-plan.js';
+import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig } from './node-config.js';
+import { createNodeNamespace, inNode, killCgroup, type NodeNamespace, removeCgroupRoot } from './node-namespace.js';
+
+const exec = promisify(execFile);
+
+/** Where the node's programs are, and the environment they need (PATH for runc and iptables, the unpacked libraries). */
+export interface NodePrograms {
+  readonly kubelet: string;
+  readonly kubeProxy: string;
+  readonly containerd: string;
+  readonly ctr: string;
+  readonly runc: string;
+  readonly cniBinDir: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface RealNodeInput {
+  readonly network: NetworkPlan;
+  readonly node: NodeAddressing;
+  /** The node's private directory. */
+  readonly dir: string;
+  readonly logsDir: string;
+  readonly cgroupRoot: string;
+  readonly hierarchies: readonly string[];
+  readonly tools: NodePrograms;
+  /** OCI archives to import before the kubelet starts (the sandbox image among them). */
+  readonly imageArchives: readonly string[];
+  readonly kubeletKubeconfig: string;
+  readonly kubeProxyKubeconfig: string;
+  readonly clientCaFile: string;
+  readonly proxyMode: 'iptables' | 'nftables';
+}
+
+async function waitFor(what: string, process: ManagedProcess, check: () => Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (!process.running) throw new ComponentStartError(process.name, `exited before ${what}`, await process.logTail());
+    if (Date.now() > deadline) {
+      throw new ComponentStartError(process.name, `${what} not within ${timeoutMs} ms`, await process.logTail());
+    }
+    await sleep(50);
+  }
+}
+
+/** A started real node. `powerOff()` is a power loss; `stop()` ends it for good and removes its traces. */
+export class RealNode {
+  readonly name: string;
+  readonly address: string;
+  readonly podCidr: string;
+  #namespace: NodeNamespace | undefined;
+  #daemons: ManagedProcess[] = [];
+  #stopped = false;
+
+  constructor(readonly input: RealNodeInput) {
+    this.name = input.node.name;
+    this.address = input.node.address;
+    this.podCidr = input.node.podCidr;
+  }
+
+  /** The holder's PID: `nsenter -t <pid> -n` runs a command in the node's network namespace. */
+  get namespacePid(): number | undefined {
+    return this.#namespace?.holder.running ? this.#namespace.holder.pid : undefined;
+  }
+
+  /** The daemons' PIDs and log files, in start order. */
+  get processes(): readonly { name: string; pid: number; logFile: string }[] {
+    return this.#daemons.map((d) => ({ name: d.name, pid: d.pid, logFile: d.logFile }));
+  }
+
+  async start(): Promise<void> {
+    const { dir, node, tools, logsDir } = this.input;
+    const log = (name: string) => join(logsDir, `${node.name}-${name}.log`);
+    const socket = join(dir, 'containerd.sock');
+    const cniConfDir = join(dir, 'cni');
+    await mkdir(cniConfDir, { recursive: true });
+    await Promise.all([
+      writeFile(
+        join(dir, 'containerd.toml'),
+        containerdConfig({ dir, socket, runc: tools.runc, cniBinDir: tools.cniBinDir, cniConfDir }),
+      ),
+      writeFile(
+        join(cniConfDir, '10-kanri.conflist'),
+        cniConfig({ podCidr: node.podCidr, ipamDir: join(dir, 'ipam') }),
+      ),
+      writeFile(join(dir, 'resolv.conf'), ''),
+      writeFile(
+        join(dir, 'kubelet.yaml'),
+        kubeletConfig({
+          socket,
+          address: node.address,
+          cgroupRoot: `/${this.input.cgroupRoot}`,
+          clientCaFile: this.input.clientCaFile,
+          podLogsDir: join(dir, 'pod-logs'),
+          resolvConf: join(dir, 'resolv.conf'),
+        }),
+      ),
+      writeFile(
+        join(dir, 'kube-proxy.yaml'),
+        kubeProxyConfig({
+          kubeconfig: this.input.kubeProxyKubeconfig,
+          nodeName: node.name,
+          address: node.address,
+          clusterCidr: this.input.network.clusterCidr,
+          mode: this.input.proxyMode,
+        }),
+      ),
+    ]);
+    this.#namespace = await createNodeNamespace(
+      this.input.network,
+      node,
+      this.input.cgroupRoot,
+      this.input.hierarchies,
+      dir,
+      log('namespaces'),
+    );
+    const containerd = this.#daemon('containerd', tools.containerd, ['--config', join(dir, 'containerd.toml')], log);
+    await waitFor('its socket answered', containerd, () =>
+      access(socket).then(
+        () => true,
+        () => false,
+      ),
+    );
+    for (const archive of this.input.imageArchives) {
+      await exec(tools.ctr, ['--address', socket, '-n', 'k8s.io', 'images', 'import', archive], {
+        env: { ...process.env, ...tools.env },
+      }).catch(async (error) => {
+        throw new ComponentStartError(
+          containerd.name,
+          `importing ${archive} failed: ${String(error.stderr ?? error).trim()}`,
+          await containerd.logTail(),
+        );
+      });
+    }
+    this.#daemon(
+      'kubelet',
+      tools.kubelet,
+      [
+        `--config=${join(dir, 'kubelet.yaml')}`,
+        `--kubeconfig=${this.input.kubeletKubeconfig}`,
+        `--hostname-override=${node.name}`,
+        `--node-ip=${node.address}`,
+        `--root-dir=${join(dir, 'kubelet')}`,
+        '--node-labels=kanri.dev/real-node=true',
+      ],
+      log,
+    );
+    this.#daemon('kube-proxy', tools.kubeProxy, [`--config=${join(dir, 'kube-proxy.yaml')}`], log);
+  }
+
+  #daemon(name: string, command: string, args: readonly string[], log: (name: string) => string): ManagedProcess {
+    const namespace = this.#namespace;
+    if (!namespace) throw new Error(`${this.name}: its namespaces are not created`);
+    const wrapped = inNode(namespace.holder.pid, namespace.systemProcs, command, args);
+    const daemon = startProcess({
+      name: `${this.name} ${name}`,
+      command: wrapped.command,
+      args: wrapped.args,
+      logFile: log(name),
+      env: { ...process.env, ...this.input.tools.env },
+    });
+    this.#daemons.push(daemon);
+    return daemon;
+  }
+
+  /** The kubelet's process, to fail on its exit while waiting for the Node. */
+  get kubelet(): ManagedProcess | undefined {
+    return this.#daemons.find((d) => d.name.endsWith(' kubelet'));
+  }
+
+  /**
+   * Power loss: every process of the node (daemons, shims, containers) is frozen at once, then
+   * killed. Nothing is written to the API. The namespaces go with the holder.
+   */
+  async powerOff(): Promise<number> {
+    const killed = await killCgroup(this.input.cgroupRoot, this.input.hierarchies);
+    await Promise.all([...this.#daemons, ...(this.#namespace ? [this.#namespace.holder] : [])].map((p) => p.exited));
+    return killed;
+  }
+
+  /** Powers the node off and removes its cgroups; its veth went with its network namespace. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.powerOff();
+    await removeCgroupRoot(this.input.cgroupRoot, this.input.hierarchies);
+  }
+}

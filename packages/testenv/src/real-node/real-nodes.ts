@@ -1,0 +1,202 @@
+/**
+ * Real nodes for a control plane: what must hold before the API server starts (root, the tools,
+ * the images, the host network with its blackhole), and the nodes themselves once it runs.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { ProgressListener } from '../binaries/build-progress.js';
+import { ensureNodeBinaries } from '../binaries/ensure-binaries.js';
+import { ensureNodeTools } from '../binaries/ensure-node-tools.js';
+import { UnsupportedError } from '../errors.js';
+import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from '../kubeconfig.js';
+import { ensureTestImages } from '../test-images/ensure-test-images.js';
+import { addNodeRoutes, claimHostNetwork, releaseHostNetwork, slotCgroupPrefix } from './host-network.js';
+import { type NetworkPlan, planNetwork } from './network-plan.js';
+import { cgroupHierarchies, createCgroupRoot } from './node-namespace.js';
+import { waitForNodesReady } from './nodes-ready.js';
+import { type NodePrograms, RealNode } from './real-node.js';
+
+const exec = promisify(execFile);
+
+/**
+ * Real nodes: each runs containerd, a kubelet and kube-proxy (all built or fetched by testenv)
+ * in its own network and mount namespace, with its own Pod range on a bridge. Pods run real OCI
+ * images through runc, probes go through the kubelet, and Services through kube-proxy.
+ *
+ * Needs root on Linux (namespaces, cgroups, routes). No registry is reachable: every image a
+ * Pod uses must be in `imageArchives` (OCI archives, imported at node start) and run with
+ * `imagePullPolicy: IfNotPresent` or `Never`.
+ */
+export interface RealNodesOptions {
+  /** How many nodes: `real-node-0` … Default 1. */
+  readonly count?: number;
+  /** OCI image archives to import into every node (the sandbox image is always imported). */
+  readonly imageArchives?: readonly string[];
+  /** kube-proxy's mode. Default `iptables` (nf_tables backend). */
+  readonly proxyMode?: 'iptables' | 'nftables';
+}
+
+/** Why real nodes cannot run here, or undefined when they can. */
+export async function realNodesUnsupportedReason(): Promise<string | undefined> {
+  if (process.platform !== 'linux') return `real nodes need Linux; this is ${process.platform}`;
+  if (process.getuid?.() !== 0) return 'real nodes need root (namespaces, cgroups and routes); testenv runs as a user';
+  for (const tool of ['ip', 'nsenter', 'unshare', 'mount', 'sysctl']) {
+    const found = await exec('sh', ['-c', `command -v ${tool}`]).then(
+      () => true,
+      () => false,
+    );
+    if (!found) return `real nodes need \`${tool}\` (iproute2 / util-linux / procps), which is not on PATH`;
+  }
+  return undefined;
+}
+
+/** What the control plane needs to know before its API server starts, and how to start the nodes after. */
+export interface RealNodesPlan {
+  readonly network: NetworkPlan;
+  /** Addresses the API server's certificate must name: its bridge address and the `kubernetes` Service's. */
+  readonly apiServerAddresses: readonly string[];
+  /** kube-apiserver flags (appended after testenv's own, so they win). */
+  readonly apiServerArgs: (files: { kubeletClientCert: string; kubeletClientKey: string }) => string[];
+  start(context: RealNodesContext): Promise<RealNodeSet>;
+  /** Releases the host network; call after every process that uses it has stopped. */
+  release(): Promise<void>;
+}
+
+export interface RealNodesContext {
+  readonly server: string;
+  readonly adminKubeconfig: Kubeconfig;
+  readonly caPem: string;
+  readonly caFile: string;
+  /** Issues a client certificate. */
+  readonly issue: (commonName: string, organizations: string[]) => Promise<{ certPem: string; keyPem: string }>;
+  readonly dataDir: string;
+  readonly logsDir: string;
+  readonly timeoutMs: number;
+}
+
+export interface RealNodeSet {
+  readonly nodes: readonly RealNode[];
+  readonly names: readonly string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Checks the machine, fetches or builds what the nodes run (containerd and friends from Debian,
+ * kubelet and kube-proxy from Go modules, the sandbox image), then claims the network
+ * (`prepareRealNodes`).
+ */
+export async function planRealNodes(options: RealNodesOptions, onProgress?: ProgressListener): Promise<RealNodesPlan> {
+  const reason = await realNodesUnsupportedReason();
+  if (reason) throw new UnsupportedError(reason);
+  const [tools, binaries, images] = await Promise.all([
+    ensureNodeTools({ onProgress }),
+    ensureNodeBinaries({ onProgress }),
+    ensureTestImages({ onProgress }),
+  ]);
+  const programs: NodePrograms = {
+    kubelet: binaries.kubelet,
+    kubeProxy: binaries['kube-proxy'],
+    containerd: join(tools.binDir, 'containerd'),
+    ctr: join(tools.binDir, 'ctr'),
+    runc: join(tools.binDir, 'runc'),
+    cniBinDir: tools.cniBinDir,
+    env: { ...tools.env },
+  };
+  return prepareRealNodes(options, programs, images.pause.archive);
+}
+
+/**
+ * Checks the machine, claims a network slot and installs its blackhole: after this, nothing sent
+ * to the slot's Pod or Service ranges can leave the machine, even before any node exists.
+ */
+export async function prepareRealNodes(
+  options: RealNodesOptions,
+  tools: NodePrograms,
+  pauseArchive: string,
+): Promise<RealNodesPlan> {
+  const reason = await realNodesUnsupportedReason();
+  if (reason) throw new UnsupportedError(reason);
+  const count = options.count ?? 1;
+  const network = await claimHostNetwork((slot) => planNetwork(slot, count, (i) => `real-node-${i}`));
+  return {
+    network,
+    apiServerAddresses: [network.hostAddress, network.kubernetesServiceIp],
+    apiServerArgs: (files) => [
+      `--bind-address=${network.hostAddress}`,
+      `--advertise-address=${network.hostAddress}`,
+      `--service-cluster-ip-range=${network.serviceCidr}`,
+      // A real node's address is not loopback, so the `kubernetes` Service can list the API server.
+      '--endpoint-reconciler-type=lease',
+      '--authorization-mode=Node,RBAC',
+      // For logs, exec and port-forward, which the API server asks of the kubelet.
+      `--kubelet-client-certificate=${files.kubeletClientCert}`,
+      `--kubelet-client-key=${files.kubeletClientKey}`,
+      '--kubelet-preferred-address-types=InternalIP',
+    ],
+    start: (context) => startNodes(network, options, tools, [pauseArchive, ...(options.imageArchives ?? [])], context),
+    release: () => releaseHostNetwork(network),
+  };
+}
+
+async function startNodes(
+  network: NetworkPlan,
+  options: RealNodesOptions,
+  tools: NodePrograms,
+  imageArchives: readonly string[],
+  context: RealNodesContext,
+): Promise<RealNodeSet> {
+  const hierarchies = await cgroupHierarchies();
+  const nodes: RealNode[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    const kubeconfigFor = async (dir: string, name: string, commonName: string, organizations: string[]) => {
+      const cert = await context.issue(commonName, organizations);
+      const path = join(dir, `${name}.kubeconfig`);
+      await writeKubeconfig(
+        path,
+        buildKubeconfig({
+          clusterName: 'kanri-testenv',
+          server: context.server,
+          caPem: context.caPem,
+          userName: commonName,
+          certPem: cert.certPem,
+          keyPem: cert.keyPem,
+        }),
+      );
+      return path;
+    };
+    for (const node of network.nodes) {
+      const dir = join(context.dataDir, 'real-nodes', node.name);
+      await mkdir(dir, { recursive: true });
+      const cgroupRoot = `${slotCgroupPrefix(network.slot)}${node.name}`;
+      await createCgroupRoot(cgroupRoot, hierarchies);
+      const realNode = new RealNode({
+        network,
+        node,
+        dir,
+        logsDir: context.logsDir,
+        cgroupRoot,
+        hierarchies,
+        tools,
+        imageArchives,
+        kubeletKubeconfig: await kubeconfigFor(dir, 'kubelet', `system:node:${node.name}`, ['system:nodes']),
+        kubeProxyKubeconfig: await kubeconfigFor(dir, 'kube-proxy', 'system:kube-proxy', []),
+        clientCaFile: context.caFile,
+        proxyMode: options.proxyMode ?? 'iptables',
+      });
+      nodes.push(realNode);
+      await writeFile(join(dir, 'address'), `${node.address}\n`);
+    }
+    await Promise.all(nodes.map((n) => n.start()));
+    await addNodeRoutes(network);
+    await waitForNodesReady(context, nodes, context.timeoutMs);
+    return { nodes, names: nodes.map((n) => n.name), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

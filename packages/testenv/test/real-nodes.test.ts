@@ -1,0 +1,384 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { Event } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import { ensureNodeTools } from '../src/binaries/ensure-node-tools.js';
+import { type ControlPlane, startControlPlane } from '../src/index.js';
+import { isProcessAlive } from '../src/managed-process.js';
+import { realNodesUnsupportedReason } from '../src/real-node/real-nodes.js';
+import { type RestTarget, restRequest, restTargetFromKubeconfig } from '../src/rest.js';
+import { ensureTestImages, type TestImages } from '../src/test-images/ensure-test-images.js';
+import { waitFor } from './helpers.js';
+
+const exec = promisify(execFile);
+
+/** The fields of a running Pod these tests read (set on every Pod a kubelet runs). */
+interface RunningPod {
+  metadata: { name: string };
+  spec: { nodeName: string };
+  status: {
+    podIP: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses: { containerID: string }[];
+  };
+}
+const ns = 'real';
+const unsupported = await realNodesUnsupportedReason();
+
+/** Every real-node network of every slot: bridges 172.30.k.0/24, Pods and Services 10.(128+k).0.0/16. */
+const ALL_RANGES = ['172.30.0.0/16', '10.128.0.0/10'];
+const LEAK_TABLE = `kanri_leak_${process.pid}`;
+
+async function defaultInterface(): Promise<string> {
+  const { stdout } = await exec('ip', ['route', 'show', 'default']);
+  const name = /\bdev (\S+)/.exec(stdout)?.[1];
+  assert.ok(name, `no default route on this machine: ${stdout}`);
+  return name;
+}
+
+/** Counts, per device, every packet to the real-node ranges sent or forwarded through it. */
+async function installLeakCounter(nft: (args: string[]) => Promise<string>, devices: readonly string[]): Promise<void> {
+  await nft(['add', 'table', 'inet', LEAK_TABLE]);
+  await nft([
+    'add',
+    'chain',
+    'inet',
+    LEAK_TABLE,
+    'out',
+    '{ type filter hook postrouting priority 0 ; policy accept ; }',
+  ]);
+  for (const device of devices) {
+    await nft([
+      'add',
+      'rule',
+      'inet',
+      LEAK_TABLE,
+      'out',
+      'oifname',
+      device,
+      'ip',
+      'daddr',
+      `{ ${ALL_RANGES.join(', ')} }`,
+      'counter',
+    ]);
+  }
+}
+
+/** The counter of the rule for `device`. */
+async function packetsOut(nft: (args: string[]) => Promise<string>, device: string): Promise<number> {
+  const listing = await nft(['list', 'table', 'inet', LEAK_TABLE]);
+  const line = listing.split('\n').find((l) => l.includes(`oifname "${device}"`));
+  const match = line && /counter packets (\d+)/.exec(line);
+  assert.ok(match, `no counter for ${device}:\n${listing}`);
+  return Number(match[1]);
+}
+
+/** The host's view of what the nodes could leave behind. */
+async function hostState() {
+  const links = (await exec('ip', ['-o', 'link', 'show'])).stdout
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim().split('@')[0])
+    .filter((name): name is string => Boolean(name?.startsWith('kanri')));
+  const cgroups: string[] = [];
+  for (const hierarchy of await readdir('/sys/fs/cgroup')) {
+    const entries = await readdir(`/sys/fs/cgroup/${hierarchy}`).catch(() => []);
+    cgroups.push(...entries.filter((e) => e.startsWith('kanri-s')).map((e) => `${hierarchy}/${e}`));
+  }
+  return {
+    routes: (await exec('ip', ['route', 'show'])).stdout,
+    links,
+    cgroups,
+    mounts: await readFile('/proc/self/mountinfo', 'utf8'),
+  };
+}
+
+/** Network and mount namespaces of live processes (by inode), to tell which ones the nodes left behind. */
+async function namespaceInodes(): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    for (const kind of ['net', 'mnt']) {
+      const link = await exec('readlink', [`/proc/${entry}/ns/${kind}`]).catch(() => undefined);
+      if (link) found.add(link.stdout.trim());
+    }
+  }
+  return found;
+}
+
+function deployment(images: TestImages) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'echo', namespace: ns },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'echo' } },
+      template: {
+        metadata: { labels: { app: 'echo' } },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'echo',
+              image: images.echo.ref,
+              imagePullPolicy: 'Never',
+              ports: [{ name: 'http', containerPort: 8080 }],
+              env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }, () => {
+  let cp: ControlPlane;
+  let api: RestTarget;
+  let images: TestImages;
+  let nft: (args: string[]) => Promise<string>;
+  let before_: Awaited<ReturnType<typeof hostState>>;
+  let namespacesBefore: Set<string>;
+  let rulesBefore: string;
+  let device: string;
+  const CONTROL_DEVICE = `kanri-lc${process.pid % 100000}`;
+  const CONTROL_ADDRESS = '10.191.255.77';
+
+  before(async () => {
+    images = await ensureTestImages();
+    const tools = await ensureNodeTools();
+    nft = async (args) => (await exec(`${tools.binDir}/nft`, args, { env: { ...process.env, ...tools.env } })).stdout;
+    before_ = await hostState();
+    namespacesBefore = await namespaceInodes();
+    rulesBefore = await nft(['list', 'ruleset']);
+    device = await defaultInterface();
+    // Before anything can send: every packet from here on is counted. The same rule on a bridge
+    // without ports (which drops what it is given) must count a packet routed to it, or the
+    // counter on the real interface proves nothing.
+    await exec('ip', ['link', 'add', CONTROL_DEVICE, 'type', 'bridge']);
+    await exec('ip', ['link', 'set', CONTROL_DEVICE, 'up']);
+    await exec('ip', ['route', 'add', `${CONTROL_ADDRESS}/32`, 'dev', CONTROL_DEVICE]);
+    await installLeakCounter(nft, [device, CONTROL_DEVICE]);
+    cp = await startControlPlane({ realNodes: { count: 2, imageArchives: [images.echo.archive] } });
+    api = restTargetFromKubeconfig(cp.kubeconfig);
+    await restRequest(api, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
+  });
+
+  after(async () => {
+    await api?.dispatcher.close();
+    await cp?.stop();
+    await nft?.(['delete', 'table', 'inet', LEAK_TABLE]).catch(() => {});
+    await exec('ip', ['link', 'del', CONTROL_DEVICE]).catch(() => {});
+  });
+
+  /** `echo-server get url` in `pod` through the API server, the kubelet and containerd (the image has no shell). */
+  async function getFromPod(pod: string, url: string): Promise<{ ok: boolean; output: string }> {
+    const kubectl = cp.binaries.kubectl;
+    assert.ok(kubectl);
+    try {
+      const { stdout } = await exec(kubectl, [
+        '--kubeconfig',
+        cp.kubeconfigPath,
+        '-n',
+        ns,
+        'exec',
+        pod,
+        '--',
+        '/echo-server',
+        'get',
+        url,
+      ]);
+      return { ok: true, output: stdout };
+    } catch (error) {
+      return { ok: false, output: String((error as { stderr?: string }).stderr ?? error) };
+    }
+  }
+
+  /** A new connection each time (no keep-alive), so that kube-proxy picks a backend for each request. */
+  function getFromHost(url: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const request = http.get(url, { agent: false, timeout: 5_000 }, (response) => {
+        let body = '';
+        response.on('data', (chunk) => {
+          body += chunk;
+        });
+        response.on('end', () =>
+          response.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${response.statusCode}`)),
+        );
+      });
+      request.on('timeout', () => request.destroy(new Error(`${url}: no answer within 5 s`)));
+      request.on('error', reject);
+    });
+  }
+
+  it('runs a Deployment of a real image to Ready through the kubelets, with real Pod IPs in its EndpointSlice', async () => {
+    const network = cp.realNodeNetwork;
+    assert.ok(network);
+    assert.equal(
+      (await restRequest(api, 'POST', `/apis/apps/v1/namespaces/${ns}/deployments`, deployment(images))).status,
+      201,
+    );
+    const pods = await waitFor(
+      'three echo Pods Ready',
+      async () => {
+        const list = await restRequest<{ items: any[] }>(
+          api,
+          'GET',
+          `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`,
+        );
+        const ready = list.body.items.filter((p) =>
+          p.status?.conditions?.some(
+            (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+          ),
+        );
+        assert.equal(ready.length, 3, `${ready.length} of ${list.body.items.length} Ready`);
+        return ready;
+      },
+      120_000,
+    );
+    const nodes = new Set(pods.map((p) => p.spec.nodeName));
+    assert.deepEqual([...nodes].sort(), ['real-node-0', 'real-node-1'], 'the scheduler spreads them over both nodes');
+    for (const pod of pods) {
+      const node = cp.realNodes.find((n) => n.name === pod.spec.nodeName);
+      const [prefix] = node?.podCidr.split('.0/24') ?? [];
+      assert.ok(
+        pod.status.podIP.startsWith(`${prefix}.`),
+        `${pod.metadata.name}: ${pod.status.podIP} not in ${node?.podCidr}`,
+      );
+      // The kubelet reports the readiness probe's run: a probe through it, not a Pod marked Ready by a fake.
+      assert.ok(pod.status.containerStatuses[0].containerID.startsWith('containerd://'));
+    }
+    const service = {
+      metadata: { name: 'echo', namespace: ns },
+      spec: { selector: { app: 'echo' }, ports: [{ port: 80, targetPort: 'http' }] },
+    };
+    assert.equal((await restRequest(api, 'POST', `/api/v1/namespaces/${ns}/services`, service)).status, 201);
+    const slices = await waitFor('the EndpointSlice lists every Pod', async () => {
+      const list = await restRequest<{ items: EndpointSlice[] }>(
+        api,
+        'GET',
+        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`,
+      );
+      const addresses = list.body.items.flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses));
+      assert.deepEqual(addresses.sort(), pods.map((p) => p.status.podIP).sort());
+      return addresses;
+    });
+    assert.equal(slices.length, 3);
+    const events = await restRequest<{ items: Event[] }>(api, 'GET', `/api/v1/namespaces/${ns}/events`);
+    const loopback = events.body.items.filter((e) => /loopback/i.test(e.message ?? ''));
+    assert.deepEqual(loopback, [], 'no Event complains of a loopback address');
+  });
+  it('reaches every Pod through the Service and kube-proxy, from the host and from another Pod', async () => {
+    const service = await restRequest<{ spec: { clusterIP: string } }>(
+      api,
+      'GET',
+      `/api/v1/namespaces/${ns}/services/echo`,
+    );
+    const clusterIp: string = service.body.spec.clusterIP;
+    assert.ok(cp.realNodeNetwork && clusterIp.startsWith(cp.realNodeNetwork.serviceCidr.split('.0/24')[0] ?? '-'));
+    const pods = (
+      await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+    ).body.items;
+    const names = new Set(pods.map((p) => p.metadata.name as string));
+    const fromHost = new Set<string>();
+    await waitFor('the host reaches all three Pods through the ClusterIP', async () => {
+      fromHost.add(JSON.parse(await getFromHost(`http://${clusterIp}/`)).hostname);
+      assert.deepEqual([...fromHost].sort(), [...names].sort());
+      return true;
+    });
+    // From a Pod on real-node-1, so that some answers come from the other node's Pods.
+    const client = pods.find((p) => p.spec.nodeName === 'real-node-1');
+    assert.ok(client);
+    const fromPod = new Set<string>();
+    await waitFor('a Pod reaches all three Pods through the Service', async () => {
+      const answer = await getFromPod(client.metadata.name, `http://${clusterIp}/`);
+      assert.ok(answer.ok, answer.output);
+      fromPod.add(JSON.parse(answer.output).hostname);
+      assert.deepEqual([...fromPod].sort(), [...names].sort());
+      return true;
+    });
+  });
+
+  it('lets no packet to the Pod and Service ranges leave through the default interface', async () => {
+    const network = cp.realNodeNetwork;
+    assert.ok(network);
+    const pods = (
+      await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+    ).body.items;
+    // Addresses of the slot that nothing answers: the blackhole must drop them on the host.
+    const unassignedPod = `${network.supernet.split('.0.0/16')[0]}.99.9`;
+    const unusedService = `${network.serviceCidr.split('.0/24')[0]}.250`;
+    for (const address of [unassignedPod, unusedService]) {
+      await assert.rejects(getFromHost(`http://${address}/`), `${address} must not answer`);
+    }
+    // A Pod cannot reach beyond the machine at all: its node has no default route.
+    const [somePod] = pods;
+    assert.ok(somePod);
+    // TEST-NET-2: an address of no real network, which only a default route could lead to.
+    const outward = await getFromPod(somePod.metadata.name, 'http://198.51.100.1/');
+    assert.equal(outward.ok, false);
+    assert.match(outward.output, /unreachable|no route/i);
+    assert.equal(await packetsOut(nft, device), 0, `packets to ${ALL_RANGES.join(', ')} left through ${device}`);
+    // The same rule on the portless bridge counts what is routed there: the counter works.
+    await assert.rejects(getFromHost(`http://${CONTROL_ADDRESS}/`));
+    assert.ok((await packetsOut(nft, CONTROL_DEVICE)) >= 1, 'the control counter saw no packet');
+  });
+
+  it('leaves no process, namespace, mount, bridge, route, cgroup or rule behind after stop()', async () => {
+    const network = cp.realNodeNetwork;
+    assert.ok(network);
+    const pids = cp.realNodes.flatMap((n) => n.processes.map((p) => p.pid));
+    const holders = cp.realNodes.map((n) => n.namespacePid);
+    const nodeNamespaces = new Set<string>();
+    for (const pid of holders) {
+      for (const kind of ['net', 'mnt'])
+        nodeNamespaces.add((await exec('readlink', [`/proc/${pid}/ns/${kind}`])).stdout.trim());
+    }
+    assert.equal(nodeNamespaces.size, 4, 'each node has its own network and mount namespace');
+    const during = await hostState();
+    assert.ok(during.links.includes(network.bridge), `the bridge ${network.bridge} exists while the nodes run`);
+    assert.ok(during.cgroups.length > 0);
+    await cp.stop();
+    const after_ = await hostState();
+    assert.deepEqual(
+      pids.filter((pid) => isProcessAlive(pid)),
+      [],
+      'no node daemon runs',
+    );
+    const left = await namespaceInodes();
+    assert.deepEqual(
+      [...nodeNamespaces].filter((n) => left.has(n)),
+      [],
+      'no process holds a node namespace',
+    );
+    assert.deepEqual(
+      [...left].filter((n) => !namespacesBefore.has(n) && nodeNamespaces.has(n)),
+      [],
+    );
+    assert.deepEqual(
+      after_.links.filter((l) => l !== CONTROL_DEVICE),
+      before_.links,
+      'no kanri interface remains',
+    );
+    assert.deepEqual(after_.cgroups, before_.cgroups, 'no node cgroup remains');
+    assert.equal(after_.routes.replace(/^.*kanri-lc.*\n/m, ''), before_.routes, 'the routes are as before');
+    assert.equal(after_.mounts, before_.mounts, 'the host mount table is as before');
+    await nft(['delete', 'table', 'inet', LEAK_TABLE]);
+    assert.equal(await nft(['list', 'ruleset']), rulesBefore, 'no nftables (or iptables-nft) rule remains');
+    assert.deepEqual(
+      await readdir('/run/kanri-testenv').then((f) => f.filter((x) => x === `slot-${network.slot}.pid`)),
+      [],
+    );
+  });
+});
