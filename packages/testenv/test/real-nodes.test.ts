@@ -77,6 +77,22 @@ async function packetsOut(nft: (args: string[]) => Promise<string>, device: stri
   return Number(match[1]);
 }
 
+/** Every process in the cgroups of the nodes whose cgroup roots start with `prefix` (freezer hierarchy). */
+async function cgroupPids(prefix: string): Promise<number[]> {
+  const pids: number[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const procs = await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '');
+    pids.push(...procs.split('\n').filter(Boolean).map(Number));
+    for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+      if (entry.isDirectory()) await walk(`${dir}/${entry.name}`);
+    }
+  };
+  for (const root of await readdir('/sys/fs/cgroup/freezer')) {
+    if (root.startsWith(prefix)) await walk(`/sys/fs/cgroup/freezer/${root}`);
+  }
+  return pids;
+}
+
 /** The host's view of what the nodes could leave behind. */
 async function hostState() {
   const links = (await exec('ip', ['-o', 'link', 'show'])).stdout
@@ -152,6 +168,8 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
   let namespacesBefore: Set<string>;
   let rulesBefore: string;
   let device: string;
+  /** The nodes' own network and mount namespaces, read while they run. */
+  const nodeNamespaces = new Set<string>();
   const CONTROL_DEVICE = `kanri-lc${process.pid % 100000}`;
   const CONTROL_ADDRESS = '10.191.255.77';
 
@@ -172,6 +190,11 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     await installLeakCounter(nft, [device, CONTROL_DEVICE]);
     cp = await startControlPlane({ realNodes: { count: 2, imageArchives: [images.echo.archive] } });
     api = restTargetFromKubeconfig(cp.kubeconfig);
+    for (const node of cp.realNodes) {
+      for (const kind of ['net', 'mnt']) {
+        nodeNamespaces.add((await exec('readlink', [`/proc/${node.namespacePid}/ns/${kind}`])).stdout.trim());
+      }
+    }
     await restRequest(api, 'POST', '/api/v1/namespaces', { metadata: { name: ns } });
   });
 
@@ -335,17 +358,36 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     assert.ok((await packetsOut(nft, CONTROL_DEVICE)) >= 1, 'the control counter saw no packet');
   });
 
+  it('powers a node off: every process in its cgroup dies at once, its Pods go silent, the other node serves on', async () => {
+    const network = cp.realNodeNetwork;
+    const node = cp.realNodes.find((n) => n.name === 'real-node-1');
+    assert.ok(network && node);
+    const pods = (
+      await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+    ).body.items;
+    const gone = pods.find((p) => p.spec.nodeName === 'real-node-1');
+    const stays = pods.find((p) => p.spec.nodeName === 'real-node-0');
+    assert.ok(gone && stays);
+    const processes = await cgroupPids(`kanri-s${network.slot}-real-node-1`);
+    // containerd, the kubelet, kube-proxy and the namespace holder, and per Pod a shim, pause and the server.
+    assert.ok(processes.length >= 6, `${processes.length} processes in real-node-1's cgroup`);
+    await node.powerOff();
+    assert.deepEqual(
+      processes.filter((pid) => isProcessAlive(pid)),
+      [],
+    );
+    assert.equal(node.namespacePid, undefined, 'its namespaces are gone with their holder');
+    await assert.rejects(getFromHost(`http://${gone.status.podIP}:8080/healthz`));
+    assert.equal(await getFromHost(`http://${stays.status.podIP}:8080/healthz`), 'ok');
+  });
+
   it('leaves no process, namespace, mount, bridge, route, cgroup or rule behind after stop()', async () => {
     const network = cp.realNodeNetwork;
     assert.ok(network);
-    const pids = cp.realNodes.flatMap((n) => n.processes.map((p) => p.pid));
-    const holders = cp.realNodes.map((n) => n.namespacePid);
-    const nodeNamespaces = new Set<string>();
-    for (const pid of holders) {
-      for (const kind of ['net', 'mnt'])
-        nodeNamespaces.add((await exec('readlink', [`/proc/${pid}/ns/${kind}`])).stdout.trim());
-    }
-    assert.equal(nodeNamespaces.size, 4, 'each node has its own network and mount namespace');
+    // Daemons, namespace holders, shims and containers of the node still powered on.
+    const pids = await cgroupPids(`kanri-s${network.slot}-`);
+    assert.ok(pids.length >= 8, `${pids.length} processes in the nodes' cgroups`);
+    assert.equal(nodeNamespaces.size, 4, 'each node had its own network and mount namespace');
     const during = await hostState();
     assert.ok(during.links.includes(network.bridge), `the bridge ${network.bridge} exists while the nodes run`);
     assert.ok(during.cgroups.length > 0);
@@ -354,7 +396,7 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     assert.deepEqual(
       pids.filter((pid) => isProcessAlive(pid)),
       [],
-      'no node daemon runs',
+      'no process of a node runs',
     );
     const left = await namespaceInodes();
     assert.deepEqual(

@@ -8,6 +8,9 @@
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
+import { errnoCode } from '../errno.js';
 import { TestenvError } from '../errors.js';
 import { isProcessAlive } from '../managed-process.js';
 import { ip } from './ip-command.js';
@@ -51,12 +54,52 @@ async function reclaim(slot: number, plan: (slot: number) => NetworkPlan): Promi
 }
 
 /**
+ * Reclaims every slot whose owner died (a SIGKILLed test run): its containers outlive it, and
+ * would otherwise run until a later run happens to take the same slot.
+ */
+async function reclaimStaleSlots(plan: (slot: number) => NetworkPlan): Promise<void> {
+  const bridges = (await ip(['-o', 'link', 'show', 'type', 'bridge'])).split('\n');
+  const owned = new Set((await readdir(OWNERS_DIR).catch(() => [] as string[])).map((f) => f.replace(/\.pid$/, '')));
+  for (let slot = 0; slot < SLOT_COUNT; slot++) {
+    const hasBridge = bridges.some((line) => line.split(':')[1]?.trim() === bridgeName(slot));
+    if (!hasBridge && !owned.has(`slot-${slot}`)) continue;
+    if (await ownerAlive(slot)) continue;
+    await reclaim(slot, plan);
+    await rm(ownerFile(slot), { force: true });
+  }
+}
+
+/**
  * Takes the first free slot, creates its bridge with the host address, and adds the host routes
  * (blackhole first). `plan(slot)` gives the slot's addressing. Throws, naming the conflicting
  * routes, when the machine's own networks overlap every slot.
  */
 export async function claimHostNetwork(plan: (slot: number) => NetworkPlan): Promise<NetworkPlan> {
   await mkdir(OWNERS_DIR, { recursive: true });
+  // One claim at a time on the machine: between creating its bridge and writing its owner file, a
+  // slot would look abandoned to another run's sweep. A lock left by a killed run is stale after 10 s.
+  let release: (() => Promise<void>) | undefined;
+  for (let attempt = 0; !release; attempt++) {
+    try {
+      release = await lockfile.lock(OWNERS_DIR, {
+        realpath: false,
+        lockfilePath: join(OWNERS_DIR, 'claim.lock'),
+        stale: 10_000,
+      });
+    } catch (error) {
+      if (errnoCode(error) !== 'ELOCKED' || attempt > 600) throw error;
+      await sleep(100);
+    }
+  }
+  try {
+    return await claimLocked(plan);
+  } finally {
+    await release();
+  }
+}
+
+async function claimLocked(plan: (slot: number) => NetworkPlan): Promise<NetworkPlan> {
+  await reclaimStaleSlots(plan);
   const routeLines = (await ip(['route', 'show'])).split('\n').filter(Boolean);
   let lastConflict: string[] = [];
   for (let slot = 0; slot < SLOT_COUNT; slot++) {
