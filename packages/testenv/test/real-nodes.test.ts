@@ -358,6 +358,64 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     assert.ok((await packetsOut(nft, CONTROL_DEVICE)) >= 1, 'the control counter saw no packet');
   });
 
+  it('injects failures: a killed container restarts, a stopped kubelet leaves its Pods running, a cut link silences the node', async () => {
+    const node = cp.realNodes.find((n) => n.name === 'real-node-0');
+    assert.ok(node);
+    const podsPath = `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho&fieldSelector=spec.nodeName%3Dreal-node-0`;
+    const [pod] = (await restRequest<{ items: RunningPod[] }>(api, 'GET', podsPath)).body.items;
+    assert.ok(pod);
+    const url = `http://${pod.status.podIP}:8080/healthz`;
+    const status = async () =>
+      (await restRequest<RunningPod>(api, 'GET', `/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`)).body.status;
+
+    const [first] = pod.status.containerStatuses;
+    assert.ok(first);
+    const killed = await node.killContainer(first.containerID);
+    assert.ok(killed.length >= 1);
+    await waitFor(
+      'the kubelet to restart the killed container',
+      async () => {
+        const [container] = (await status()).containerStatuses as (RunningPod['status']['containerStatuses'][0] & {
+          restartCount: number;
+          ready: boolean;
+        })[];
+        return (
+          container && container.restartCount >= 1 && container.ready && container.containerID !== first.containerID
+        );
+      },
+      60_000,
+    );
+    assert.equal(await getFromHost(url), 'ok');
+
+    const kubeletPid = node.kubelet?.pid;
+    await node.stopKubelet();
+    assert.equal(node.kubelet?.running, false);
+    assert.equal(await getFromHost(url), 'ok', 'the Pod runs on without its kubelet');
+    const containerBefore = (await status()).containerStatuses[0]?.containerID;
+    const restarted = Date.now();
+    node.startKubelet();
+    assert.notEqual(node.kubelet?.pid, kubeletPid);
+    await waitFor('the new kubelet to report the node', async () => {
+      const n = await restRequest<{ status: { conditions: { type: string; lastHeartbeatTime: string }[] } }>(
+        api,
+        'GET',
+        '/api/v1/nodes/real-node-0',
+      );
+      const ready = n.body.status.conditions.find((c) => c.type === 'Ready');
+      return ready && Date.parse(ready.lastHeartbeatTime) >= restarted - 1_000;
+    });
+    assert.equal(
+      (await status()).containerStatuses[0]?.containerID,
+      containerBefore,
+      'it adopted the running container',
+    );
+
+    await node.disconnect();
+    await assert.rejects(getFromHost(url), 'a disconnected node answers nothing');
+    await node.reconnect();
+    await waitFor('the node to answer again', async () => (await getFromHost(url)) === 'ok');
+  });
+
   it('powers a node off: every process in its cgroup dies at once, its Pods go silent, the other node serves on', async () => {
     const network = cp.realNodeNetwork;
     const node = cp.realNodes.find((n) => n.name === 'real-node-1');

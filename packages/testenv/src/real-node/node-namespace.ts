@@ -84,6 +84,29 @@ async function cgroupPids(dir: string): Promise<number[]> {
   return pids;
 }
 
+/**
+ * The PIDs of one container: the kubelet (cgroupfs driver) names its cgroup after the container
+ * ID, somewhere below the node's root (`kubepods/<qos>/pod<uid>/<id>`). Empty when not found.
+ */
+export async function containerPids(
+  root: string,
+  hierarchies: readonly string[],
+  containerId: string,
+): Promise<number[]> {
+  const find = async (dir: string): Promise<string | undefined> => {
+    const children = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const child of children) {
+      if (!child.isDirectory()) continue;
+      if (child.name === containerId) return join(dir, child.name);
+      const found = await find(join(dir, child.name));
+      if (found) return found;
+    }
+    return undefined;
+  };
+  const dir = await find(freezerDir(hierarchies, root));
+  return dir ? cgroupPids(dir) : [];
+}
+
 async function setFrozen(hierarchies: readonly string[], root: string, frozen: boolean): Promise<void> {
   const dir = freezerDir(hierarchies, root);
   const v1 = hierarchies.includes('freezer');

@@ -10,9 +10,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { ComponentStartError } from '../errors.js';
 import { type ManagedProcess, startProcess } from '../managed-process.js';
+import { ip } from './ip-command.js';
 import type { NetworkPlan, NodeAddressing } from './network-plan.js';
 import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig } from './node-config.js';
-import { createNodeNamespace, inNode, killCgroup, type NodeNamespace, removeCgroupRoot } from './node-namespace.js';
+import {
+  containerPids,
+  createNodeNamespace,
+  inNode,
+  killCgroup,
+  type NodeNamespace,
+  removeCgroupRoot,
+} from './node-namespace.js';
 
 const exec = promisify(execFile);
 
@@ -62,6 +70,7 @@ export class RealNode {
   readonly podCidr: string;
   #namespace: NodeNamespace | undefined;
   #daemons: ManagedProcess[] = [];
+  #kubeletArgs: readonly string[] = [];
   #stopped = false;
 
   constructor(readonly input: RealNodeInput) {
@@ -81,8 +90,7 @@ export class RealNode {
   }
 
   async start(): Promise<void> {
-    const { dir, node, tools, logsDir } = this.input;
-    const log = (name: string) => join(logsDir, `${node.name}-${name}.log`);
+    const { dir, node, tools } = this.input;
     const socket = join(dir, 'containerd.sock');
     const cniConfDir = join(dir, 'cni');
     await mkdir(cniConfDir, { recursive: true });
@@ -124,9 +132,9 @@ export class RealNode {
       this.input.cgroupRoot,
       this.input.hierarchies,
       dir,
-      log('namespaces'),
+      this.#log('namespaces'),
     );
-    const containerd = this.#daemon('containerd', tools.containerd, ['--config', join(dir, 'containerd.toml')], log);
+    const containerd = this.#daemon('containerd', tools.containerd, ['--config', join(dir, 'containerd.toml')]);
     await waitFor('its socket answered', containerd, () =>
       access(socket).then(
         () => true,
@@ -144,23 +152,23 @@ export class RealNode {
         );
       });
     }
-    this.#daemon(
-      'kubelet',
-      tools.kubelet,
-      [
-        `--config=${join(dir, 'kubelet.yaml')}`,
-        `--kubeconfig=${this.input.kubeletKubeconfig}`,
-        `--hostname-override=${node.name}`,
-        `--node-ip=${node.address}`,
-        `--root-dir=${join(dir, 'kubelet')}`,
-        '--node-labels=kanri.dev/real-node=true',
-      ],
-      log,
-    );
-    this.#daemon('kube-proxy', tools.kubeProxy, [`--config=${join(dir, 'kube-proxy.yaml')}`], log);
+    this.#kubeletArgs = [
+      `--config=${join(dir, 'kubelet.yaml')}`,
+      `--kubeconfig=${this.input.kubeletKubeconfig}`,
+      `--hostname-override=${node.name}`,
+      `--node-ip=${node.address}`,
+      `--root-dir=${join(dir, 'kubelet')}`,
+      '--node-labels=kanri.dev/real-node=true',
+    ];
+    this.#daemon('kubelet', tools.kubelet, this.#kubeletArgs);
+    this.#daemon('kube-proxy', tools.kubeProxy, [`--config=${join(dir, 'kube-proxy.yaml')}`]);
   }
 
-  #daemon(name: string, command: string, args: readonly string[], log: (name: string) => string): ManagedProcess {
+  #log(name: string): string {
+    return join(this.input.logsDir, `${this.name}-${name}.log`);
+  }
+
+  #daemon(name: string, command: string, args: readonly string[]): ManagedProcess {
     const namespace = this.#namespace;
     if (!namespace) throw new Error(`${this.name}: its namespaces are not created`);
     const wrapped = inNode(namespace.holder.pid, namespace.systemProcs, command, args);
@@ -168,11 +176,58 @@ export class RealNode {
       name: `${this.name} ${name}`,
       command: wrapped.command,
       args: wrapped.args,
-      logFile: log(name),
+      logFile: this.#log(name),
       env: { ...process.env, ...this.input.tools.env },
     });
-    this.#daemons.push(daemon);
+    const previous = this.#daemons.findIndex((d) => d.name === daemon.name);
+    if (previous === -1) this.#daemons.push(daemon);
+    else this.#daemons[previous] = daemon;
     return daemon;
+  }
+
+  /**
+   * Stops the kubelet (SIGTERM, as a service manager would). The containers run on, but nobody
+   * reports for the node: its Lease goes stale and the node controller marks it NotReady.
+   */
+  async stopKubelet(): Promise<void> {
+    await this.kubelet?.stop();
+  }
+
+  /** Starts a stopped kubelet again; it finds its containers running and adopts them. */
+  startKubelet(): void {
+    if (this.kubelet?.running) throw new Error(`${this.name}: its kubelet still runs (PID ${this.kubelet.pid})`);
+    this.#daemon('kubelet', this.input.tools.kubelet, this.#kubeletArgs);
+  }
+
+  /**
+   * Cuts the node's only link (its veth, from the host's side): nothing reaches it and nothing
+   * leaves it, while every process on it runs on, as when a switch port dies.
+   */
+  async disconnect(): Promise<void> {
+    await ip(['link', 'set', this.input.node.hostInterface, 'down']);
+  }
+
+  async reconnect(): Promise<void> {
+    await ip(['link', 'set', this.input.node.hostInterface, 'up']);
+  }
+
+  /**
+   * Kills every process of one container (`containerID` from the Pod's status, with or without
+   * `containerd://`), as a crash or the OOM killer would; the kubelet restarts it as the Pod's
+   * `restartPolicy` says. Returns the PIDs it signalled; throws when the container is not on this node.
+   */
+  async killContainer(containerId: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<number[]> {
+    const id = containerId.replace(/^containerd:\/\//, '');
+    const pids = await containerPids(this.input.cgroupRoot, this.input.hierarchies, id);
+    if (pids.length === 0) throw new Error(`${this.name}: no running container ${id}`);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return pids;
   }
 
   /** The kubelet's process, to fail on its exit while waiting for the Node. */
