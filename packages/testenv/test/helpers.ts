@@ -1,5 +1,7 @@
 /** Shared helpers for testenv's integration tests. */
+import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 
 export { waitFor } from '../src/wait-for.js';
 
@@ -12,4 +14,11 @@ export async function processesMentioning(text: string): Promise<number[]> {
     if (cmdline.includes(text)) pids.push(Number(entry));
   }
   return pids;
+}
+
+/** The first line a fixture child prints on stdout (its report), or undefined if it exits first. */
+export async function firstLine(child: ChildProcess): Promise<string | undefined> {
+  if (!child.stdout) throw new Error('the child has no stdout pipe');
+  const next = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
+  return next.done ? undefined : next.value;
 }

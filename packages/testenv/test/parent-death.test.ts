@@ -3,12 +3,11 @@ import { spawn } from 'node:child_process';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startControlPlane } from '../src/index.js';
 import { isProcessAlive } from '../src/managed-process.js';
-import { waitFor } from './helpers.js';
+import { firstLine, waitFor } from './helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/start-and-hold.js', import.meta.url));
 
@@ -17,10 +16,7 @@ describe('when the process that started a control plane is killed', () => {
     const base = await mkdtemp(join(tmpdir(), 'kanri-orphan-'));
     const child = spawn(process.execPath, [fixture, base], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const [line] = await createInterface({ input: child.stdout })
-        [Symbol.asyncIterator]()
-        .next()
-        .then((r) => [r.value]);
+      const line = await firstLine(child);
       const { pids, dataDir } = JSON.parse(line as string) as { pids: number[]; dataDir: string };
       assert.equal(pids.length, 2);
       for (const pid of pids) assert.ok(isProcessAlive(pid));

@@ -4,11 +4,10 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isProcessAlive } from '../src/managed-process.js';
-import { waitFor } from './helpers.js';
+import { firstLine, waitFor } from './helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/process-node-and-hold.js', import.meta.url));
 const exitFixture = fileURLToPath(new URL('./fixtures/container-then-exit.js', import.meta.url));
@@ -19,10 +18,7 @@ describe('when the process that runs process nodes ends', () => {
     const child = spawn(process.execPath, [fixture, base], { stdio: ['ignore', 'pipe', 'inherit'] });
     let pids: number[] = [];
     try {
-      const [line] = await createInterface({ input: child.stdout })
-        [Symbol.asyncIterator]()
-        .next()
-        .then((r) => [r.value]);
+      const line = await firstLine(child);
       pids = (JSON.parse(line as string) as { pids: number[] }).pids;
       assert.equal(pids.length, 2);
       for (const pid of pids) assert.ok(isProcessAlive(pid), `PID ${pid} runs`);
@@ -48,10 +44,7 @@ describe('when the process that runs process nodes ends', () => {
     const exited = once(child, 'exit');
     let pids: { container: number; escaped: number } | undefined;
     try {
-      const [line] = await createInterface({ input: child.stdout })
-        [Symbol.asyncIterator]()
-        .next()
-        .then((r) => [r.value]);
+      const line = await firstLine(child);
       pids = JSON.parse(line as string) as { container: number; escaped: number };
       await exited;
       // The 'exit' handler has sent SIGKILL before the process ended; the watchdog alone kills groups only.

@@ -3,14 +3,13 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startControlPlane } from '../src/index.js';
 import { isProcessAlive } from '../src/managed-process.js';
 import { realNodesUnsupportedReason } from '../src/real-node/real-nodes.js';
-import { waitFor } from './helpers.js';
+import { firstLine, waitFor } from './helpers.js';
 
 const exec = promisify(execFile);
 const fixture = fileURLToPath(new URL('./fixtures/real-node-and-hold.js', import.meta.url));
@@ -21,10 +20,7 @@ describe('real nodes after the process that ran them was killed', { skip: await 
     const child = spawn(process.execPath, [fixture, base], { stdio: ['ignore', 'pipe', 'inherit'] });
     let pids: number[] = [];
     try {
-      const [line] = await createInterface({ input: child.stdout })
-        [Symbol.asyncIterator]()
-        .next()
-        .then((r) => [r.value]);
+      const line = await firstLine(child);
       const held = JSON.parse(line as string) as { slot: number; bridge: string; pids: number[] };
       pids = held.pids;
       child.kill('SIGKILL');

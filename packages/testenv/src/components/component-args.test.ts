@@ -14,6 +14,17 @@ const flag = (args: string[], name: string) =>
     .slice(1)
     .join('=');
 
+const apiServer = {
+  port: 3,
+  etcdUrl: 'http://127.0.0.1:1',
+  certDir: '/c',
+  servingCertFile: '/s.crt',
+  servingKeyFile: '/s.key',
+  clientCaFile: '/ca.crt',
+  serviceAccountPublicKeyFile: '/sa.pub',
+  serviceAccountPrivateKeyFile: '/sa.key',
+};
+
 describe('component flags', () => {
   it('keeps etcd on loopback', () => {
     const args = buildEtcdArgs({ dataDir: '/d', clientPort: 1, peerPort: 2 });
@@ -22,17 +33,7 @@ describe('component flags', () => {
   });
 
   it('runs kube-apiserver on loopback with RBAC and client-certificate auth', () => {
-    const args = buildApiServerArgs({
-      port: 3,
-      etcdUrl: 'http://127.0.0.1:1',
-      certDir: '/c',
-      servingCertFile: '/s.crt',
-      servingKeyFile: '/s.key',
-      clientCaFile: '/ca.crt',
-      serviceAccountPublicKeyFile: '/sa.pub',
-      serviceAccountPrivateKeyFile: '/sa.key',
-      extraArgs: ['--v=2'],
-    });
+    const args = buildApiServerArgs({ ...apiServer, extraArgs: ['--v=2'] });
     assert.equal(flag(args, 'bind-address'), '127.0.0.1');
     assert.equal(flag(args, 'secure-port'), '3');
     assert.equal(flag(args, 'authorization-mode'), 'RBAC');
@@ -42,14 +43,7 @@ describe('component flags', () => {
 
   it("lets an extra flag replace testenv's own instead of repeating it (the API server refuses a mode twice)", () => {
     const args = buildApiServerArgs({
-      port: 3,
-      etcdUrl: 'http://127.0.0.1:1',
-      certDir: '/c',
-      servingCertFile: '/s.crt',
-      servingKeyFile: '/s.key',
-      clientCaFile: '/ca.crt',
-      serviceAccountPublicKeyFile: '/sa.pub',
-      serviceAccountPrivateKeyFile: '/sa.key',
+      ...apiServer,
       extraArgs: ['--authorization-mode=Node,RBAC', '--bind-address=172.30.0.1'],
     });
     assert.deepEqual(
