@@ -19,16 +19,10 @@ export async function main(): Promise<{ answer: string; pods: string }> {
     const kubectl = async (...args: string[]) =>
       (await run(cp.binaries.kubectl ?? 'kubectl', args, { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } }))
         .stdout;
-    // No registry is reachable: the image was imported when the node started, and is never pulled.
+    // No registry is reachable: the image was imported when the node started. Its tag is not
+    // `latest`, so the default pull policy (IfNotPresent) never tries to pull it. (Patching the
+    // policy in afterwards would roll the Deployment a second time.)
     await kubectl('create', 'deployment', 'echo', `--image=${images.echo.ref}`, '--replicas=2', '--port=8080');
-    await kubectl(
-      'patch',
-      'deployment',
-      'echo',
-      '--type=json',
-      '-p',
-      '[{"op":"add","path":"/spec/template/spec/containers/0/imagePullPolicy","value":"Never"}]',
-    );
     await kubectl('expose', 'deployment', 'echo', '--port=80', '--target-port=8080');
     await kubectl('rollout', 'status', 'deployment/echo', '--timeout=60s');
     const clusterIp = await kubectl('get', 'service', 'echo', '-o', 'jsonpath={.spec.clusterIP}');

@@ -141,7 +141,9 @@ describe('instance agent: fencing and following the Lease', { timeout: 600_000 }
       figures.fencedAfterCut = Math.round(performance.now() - cut);
       assert.equal(await accepts(primaryIP), false, 'the fenced primary takes no connections');
       assert.equal(primary.child.exitCode, null, 'the agent itself keeps running');
-      assert.match(primary.log(), /FENCING/);
+      // postgres is stopped the moment the leadership is lost; the agent logs why just after.
+      await waitFor("the FENCING line in the primary's log", () => /FENCING/.test(primary.log()), 10_000, 100);
+      assert.match(primary.log(), /"msg":"FENCING: stopping postgres/);
     } finally {
       proxy.refuseNew(false);
     }
