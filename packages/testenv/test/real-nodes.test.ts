@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Event } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
@@ -12,7 +15,7 @@ import { isProcessAlive } from '../src/managed-process.js';
 import { realNodesUnsupportedReason } from '../src/real-node/real-nodes.js';
 import { type RestTarget, restRequest, restTargetFromKubeconfig } from '../src/rest.js';
 import { ensureTestImages, type TestImages } from '../src/test-images/ensure-test-images.js';
-import { waitFor } from './helpers.js';
+import { firstLine, waitFor } from './helpers.js';
 
 const exec = promisify(execFile);
 
@@ -27,6 +30,7 @@ interface RunningPod {
   };
 }
 const ns = 'real';
+const crashFixture = fileURLToPath(new URL('./fixtures/real-node-and-hold.js', import.meta.url));
 const unsupported = await realNodesUnsupportedReason();
 
 /** Every real-node network of every slot: bridges 172.30.k.0/24, Pods and Services 10.(128+k).0.0/16. */
@@ -341,7 +345,12 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     ).body.items;
     // Addresses of the slot that nothing answers: the blackhole must drop them on the host.
     const unassignedPod = `${network.supernet.split('.0.0/16')[0]}.99.9`;
-    const unusedService = `${network.serviceCidr.split('.0/24')[0]}.250`;
+    // ClusterIPs are allocated at random: take an address of the range that no Service holds.
+    const services = await restRequest<{ items: { spec: { clusterIP: string } }[] }>(api, 'GET', '/api/v1/services');
+    const taken = new Set(services.body.items.map((svc) => svc.spec.clusterIP));
+    const servicePrefix = network.serviceCidr.split('.0/24')[0];
+    const unusedService = [250, 249, 248].map((last) => `${servicePrefix}.${last}`).find((a) => !taken.has(a));
+    assert.ok(unusedService);
     for (const address of [unassignedPod, unusedService]) {
       await assert.rejects(getFromHost(`http://${address}/`), `${address} must not answer`);
     }
@@ -459,6 +468,7 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     );
     assert.equal(nodeNamespaces.size, 4, 'each node had its own network and mount namespace');
     const during = await hostState();
+    const dataDir = cp.dataDir ?? '-';
     assert.ok(during.links.includes(network.bridge), `the bridge ${network.bridge} exists while the nodes run`);
     assert.ok(during.cgroups.length > 0);
     await cp.stop();
@@ -478,19 +488,88 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
       [...left].filter((n) => !namespacesBefore.has(n) && nodeNamespaces.has(n)),
       [],
     );
-    assert.deepEqual(
-      after_.links.filter((l) => l !== CONTROL_DEVICE),
-      before_.links,
-      'no kanri interface remains',
+    // Only what is this control plane's: other files' real nodes may start and stop meanwhile.
+    const ours = (link: string) => link === network.bridge || link.startsWith(`kanri-${network.slot}-n`);
+    assert.ok(
+      during.links.some((l) => l.startsWith(`kanri-${network.slot}-n`)),
+      'the check sees the host veths',
     );
-    assert.deepEqual(after_.cgroups, before_.cgroups, 'no node cgroup remains');
-    assert.equal(after_.routes.replace(/^.*kanri-lc.*\n/m, ''), before_.routes, 'the routes are as before');
-    assert.equal(after_.mounts, before_.mounts, 'the host mount table is as before');
+    assert.deepEqual(after_.links.filter(ours), [], 'no interface of this control plane remains');
+    assert.ok(
+      during.cgroups.some((c) => c.includes(`/kanri-s${network.slot}-`)),
+      'the check sees the cgroups',
+    );
+    assert.deepEqual(
+      after_.cgroups.filter((c) => c.includes(`/kanri-s${network.slot}-`)),
+      [],
+      'no node cgroup remains',
+    );
+    const slotRoutes = (routes: string) =>
+      routes.split('\n').filter((l) => l.includes(`10.${128 + network.slot}.`) || l.includes(network.bridge));
+    assert.ok(slotRoutes(during.routes).length >= 3, 'the check sees the blackhole and the node routes');
+    assert.deepEqual(slotRoutes(after_.routes), [], 'no route of this slot remains');
+    const added = after_.mounts.split('\n').filter((line) => !before_.mounts.includes(line));
+    assert.deepEqual(
+      added.filter((line) => line.includes(dataDir) || /kanri-run|overlay|\/run\/netns|containerd|kubelet/.test(line)),
+      [],
+      "the host mount table holds none of the nodes' mounts",
+    );
     await nft(['delete', 'table', 'inet', LEAK_TABLE]);
     assert.equal(await nft(['list', 'ruleset']), rulesBefore, 'no nftables (or iptables-nft) rule remains');
     assert.deepEqual(
       await readdir('/run/kanri-testenv').then((f) => f.filter((x) => x === `slot-${network.slot}.pid`)),
       [],
     );
+  });
+});
+
+// In this file, not one of its own: files run two at a time, and another file's claim of a slot
+// would reclaim the killed run's slot before this test has seen its orphans.
+describe('real nodes after the process that ran them was killed', { skip: unsupported }, () => {
+  it('the next start reclaims the slot: the orphaned containers die, the old bridge and routes go', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'kanri-rn-orphan-'));
+    const child = spawn(process.execPath, [crashFixture, base], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let pids: number[] = [];
+    try {
+      const line = await firstLine(child);
+      const held = JSON.parse(line as string) as { slot: number; bridge: string; pids: number[] };
+      pids = held.pids;
+      child.kill('SIGKILL');
+      // The daemons die with it (parent-death signal); the shims and containers daemonised and do not.
+      await waitFor('the daemons to die', async () => {
+        const { stdout } = await exec('ps', ['-o', 'args=', '-p', pids.join(',')]).catch(() => ({ stdout: '' }));
+        return !/kubelet|containerd --config|kube-proxy/.test(stdout);
+      });
+      const orphans = pids.filter((pid) => isProcessAlive(pid));
+      assert.ok(
+        orphans.length >= 2,
+        `the sandbox and the server outlive their node's daemons: ${orphans.length} alive`,
+      );
+      const oldLink = (await exec('ip', ['-o', 'link', 'show', held.bridge])).stdout;
+      assert.match(oldLink, new RegExp(held.bridge), 'the dead run left its bridge');
+      const oldIndex = Number(oldLink.split(':')[0]);
+
+      const next = await startControlPlane({ baseDir: base, realNodes: { count: 1 } });
+      try {
+        assert.deepEqual(
+          pids.filter((pid) => isProcessAlive(pid)),
+          [],
+          'the orphans are killed when the next run claims a slot',
+        );
+      } finally {
+        await next.stop();
+      }
+      // Another file's run may have taken the same slot number since: the old bridge is gone when
+      // no link of that name has the old one's index.
+      const now = await exec('ip', ['-o', 'link', 'show', held.bridge]).then(
+        (r) => r.stdout,
+        () => '',
+      );
+      assert.ok(!now.startsWith(`${oldIndex}:`), `the old bridge (index ${oldIndex}) is gone`);
+    } finally {
+      child.kill('SIGKILL');
+      for (const pid of pids) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });
