@@ -108,16 +108,15 @@ export async function planRealNodes(options: RealNodesOptions, onProgress?: Prog
 }
 
 /**
- * Checks the machine, claims a network slot and installs its blackhole: after this, nothing sent
- * to the slot's Pod or Service ranges can leave the machine, even before any node exists.
+ * Claims a network slot and installs its blackhole: after this, nothing sent to the slot's Pod or
+ * Service ranges can leave the machine, even before any node exists. The machine was checked by
+ * `planRealNodes`.
  */
-export async function prepareRealNodes(
+async function prepareRealNodes(
   options: RealNodesOptions,
   tools: NodePrograms,
   pauseArchive: string,
 ): Promise<RealNodesPlan> {
-  const reason = await realNodesUnsupportedReason();
-  if (reason) throw new UnsupportedError(reason);
   const count = options.count ?? 1;
   const network = await claimHostNetwork((slot) => planNetwork(slot, count, (i) => `real-node-${i}`));
   return {
