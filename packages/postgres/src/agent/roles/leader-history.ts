@@ -25,6 +25,11 @@ const REFRESH_MS = 30_000;
  * Its own timeline is read from pg_control, so it holds while postgres is stopped (fenced) too.
  */
 export async function historyRefusal(ctx: AgentContext, lease: Lease | undefined): Promise<string | undefined> {
+  // Creating the Lease without its owner would outlive the cluster (nothing collects it) and forbid
+  // initdb to a later cluster of the same name; until the cache has the cluster, wait. Its absence
+  // also means the cluster was deleted while this Pod still runs: nothing to lead then.
+  if (!lease && !ctx.view.cluster?.metadata?.uid)
+    return `cluster ${ctx.config.cluster} is not in the cache: not creating its leader Lease without its owner`;
   const recorded = readLeaderHistory(lease?.metadata?.annotations);
   // Its own record (a failover that took the Lease, then restarted before promoting) binds nobody.
   if (!recorded || recorded.holder === ctx.config.podName) return undefined;
