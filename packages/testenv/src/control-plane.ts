@@ -20,7 +20,7 @@ import { buildControllerManagerArgs } from './components/kube-controller-manager
 import { buildSchedulerArgs } from './components/kube-scheduler.js';
 import { buildKwokArgs, buildKwokConfiguration } from './components/kwok.js';
 import type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane-types.js';
-import { TestenvError, UnsupportedError } from './errors.js';
+import { TestenvError } from './errors.js';
 import { existingClusterRequested } from './existing-cluster.js';
 import { connectExistingCluster, startS3 } from './existing-control-plane.js';
 import { LOOPBACK, reservePorts } from './free-port.js';

@@ -30,6 +30,11 @@ export { startControlPlane } from './control-plane.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
 export type { FaultProxy } from './fault-proxy.js';
 export { startFaultProxy } from './fault-proxy.js';
+export type { BuildImagesOptions, BuiltImage, ImageBuild } from './images/build-images.js';
+export { buildImages } from './images/build-images.js';
+export type { BuildSpec } from './images/buildah-plan.js';
+export { ImageBuilder } from './images/image-builder.js';
+export { ensureNodeBaseImage } from './images/node-base-image.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
 export { postgresInstallations, postgresVersionImages, postgresVersionOf } from './postgres-images.js';
@@ -79,6 +84,7 @@ export {
   KUBERNETES_VERSION,
   KWOK_VERSION,
   kubernetesNodeComponent,
+  nodeBaseImage,
   nodeToolsPackages,
   pgBackRestPackage,
   postgresBuilds,

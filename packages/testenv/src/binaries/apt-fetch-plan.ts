@@ -70,7 +70,10 @@ export function planAptFetchAll(pins: readonly DebianPackagePin[], aptDir: strin
   const [first] = pins;
   if (!first) throw new Error('planAptFetchAll: no package to fetch');
   for (const pin of pins) {
-    const differs = (['mirror', 'suite', 'architecture'] as const).find((key) => pin[key] !== first[key]);
+    // Architecture-independent packages (`all`) install on any architecture.
+    const differs = (['mirror', 'suite', 'architecture'] as const).find(
+      (key) => pin[key] !== first[key] && !(key === 'architecture' && pin.architecture === 'all'),
+    );
     if (differs)
       throw new Error(
         `planAptFetchAll: ${pin.name} comes from ${differs} ${pin[differs]}, not ${first[differs]} as ${first.name}; plan it separately`,

@@ -1,6 +1,7 @@
 /**
  * Finds or fetches what a real node runs beside kubelet (`nodeToolsPackages`: containerd, runc,
- * the CNI plugins, iptables and nft with their libraries): Debian 12's binary packages,
+ * the CNI plugins, iptables and nft with their libraries), and what builds its images (buildah,
+ * mmdebstrap): Debian 12's binary packages,
  * downloaded through a private apt configuration under the Kanri cache (the machine's apt
  * sources, lists and dpkg database are never touched, nothing is installed), each checked
  * against its pinned SHA-256 and unpacked with `dpkg-deb -x` into one relocatable tree,
@@ -20,6 +21,7 @@ import {
   NODE_TOOLS_BIN_LINKS,
   NODE_TOOLS_CNI_PLUGINS,
   NODE_TOOLS_NAME,
+  NODE_TOOLS_RUNPATH_PROGRAMS,
   type NodeToolsEnv,
   type NodeToolsPaths,
   nodeToolsChecks,
@@ -109,7 +111,12 @@ async function verify(pins: readonly DebianPackagePin[], paths: NodeToolsPaths):
   }
 }
 
-async function fetchInto(pins: readonly DebianPackagePin[], aptDir: string, scratch: string): Promise<void> {
+async function fetchInto(
+  pins: readonly DebianPackagePin[],
+  aptDir: string,
+  scratch: string,
+  finalDir: string,
+): Promise<void> {
   await checkPrerequisites();
   const download = join(scratch, 'download');
   const plan = planAptFetchAll(pins, aptDir, download);
@@ -143,6 +150,11 @@ async function fetchInto(pins: readonly DebianPackagePin[], aptDir: string, scra
   await mkdir(paths.binDir);
   // Relative links: the entry is renamed from the scratch directory into place, and must work wherever the cache lies.
   for (const [name, target] of Object.entries(NODE_TOOLS_BIN_LINKS)) await symlink(target, join(paths.binDir, name));
+  // The entry is renamed into place from the scratch directory, so the path written is the final one.
+  const finalLibDir = nodeToolsPaths(finalDir).libDir;
+  for (const program of NODE_TOOLS_RUNPATH_PROGRAMS) {
+    await tool(join(paths.binDir, 'patchelf'), ['--set-rpath', finalLibDir, join(scratch, program)]);
+  }
   await verify(pins, paths);
 }
 
@@ -177,7 +189,7 @@ export async function ensureNodeTools(options: EnsureNodeToolsOptions = {}): Pro
   await fetchOnce(
     entry,
     version,
-    (scratch) => fetchInto(pins, join(root, `apt-${pins[0]?.suite ?? 'none'}`), scratch),
+    (scratch) => fetchInto(pins, join(root, `apt-${pins[0]?.suite ?? 'none'}`), scratch, entry.dir),
     options.onProgress ?? streamProgressReporter(),
   );
   const paths = nodeToolsPaths(entry.dir);

@@ -38,7 +38,16 @@ describe('node tools layout', () => {
       assert.equal(NODE_TOOLS_BIN_LINKS[name], '../usr/sbin/xtables-nft-multi', name);
     }
     assert.equal(NODE_TOOLS_BIN_LINKS['ip6tables-restore'], '../usr/sbin/xtables-nft-multi');
-    for (const name of ['containerd', 'containerd-shim-runc-v2', 'ctr', 'runc', 'nft']) {
+    for (const name of [
+      'containerd',
+      'containerd-shim-runc-v2',
+      'ctr',
+      'runc',
+      'nft',
+      'buildah',
+      'mmdebstrap',
+      'patchelf',
+    ]) {
       assert.match(NODE_TOOLS_BIN_LINKS[name] ?? '', new RegExp(`^\\.\\./usr/s?bin/${name}$`), name);
     }
     assert.ok(
@@ -69,6 +78,9 @@ describe('node tools layout', () => {
         ['runc', 'runc', '--version'],
         ['iptables', 'iptables', '--version'],
         ['nftables', 'nft', '--version'],
+        ['buildah', 'buildah', '--version'],
+        ['mmdebstrap', 'mmdebstrap', '--version'],
+        ['patchelf', 'patchelf', '--version'],
       ],
     );
     const expect = Object.fromEntries(checks.map((c) => [c.command, c.expect]));

@@ -1,6 +1,7 @@
 /**
  * Pure layout of the node-tools cache entry (`<cache>/node-tools-<version>`): Debian 12's
- * containerd, runc, CNI plugins, iptables and nft unpacked side by side as Debian lays them out
+ * containerd, runc, CNI plugins, iptables and nft, and buildah and mmdebstrap, which build the
+ * images the nodes run, unpacked side by side as Debian lays them out
  * (`usr/…`), plus a `bin/` of relative links naming the commands a node runs, so the tree works
  * wherever the cache lies. Which commands, where their libraries are, the environment a child
  * process needs to find them, and how to tell the unpacked programs work.
@@ -32,7 +33,19 @@ export const NODE_TOOLS_BIN_LINKS: Readonly<Record<string, string>> = {
   'ip6tables-save': XTABLES_NFT,
   'ip6tables-restore': XTABLES_NFT,
   nft: '../usr/sbin/nft',
+  buildah: '../usr/bin/buildah',
+  mmdebstrap: '../usr/bin/mmdebstrap',
+  // mmdebstrap runs it by name, from the PATH.
+  mmtarfilter: '../usr/bin/mmtarfilter',
+  patchelf: '../usr/bin/patchelf',
 };
+
+/**
+ * The programs whose library path is written into them (RUNPATH, with patchelf) as the entry's
+ * final `libDir`: buildah re-executes itself into a chroot helper with a cleared environment, so
+ * LD_LIBRARY_PATH cannot lead it to libgpgme there.
+ */
+export const NODE_TOOLS_RUNPATH_PROGRAMS = ['usr/bin/buildah'] as const;
 
 /** The CNI plugins a node's network configuration uses; the entry holds every plugin of the package. */
 export const NODE_TOOLS_CNI_PLUGINS = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
@@ -139,7 +152,7 @@ function pinNamed(pins: readonly DebianPackagePin[], name: string): DebianPackag
  *
  * @example
  * ```ts
- * nodeToolsChecks(nodeToolsPackages).map((c) => c.command); // ['containerd', 'runc', 'iptables', 'nft']
+ * nodeToolsChecks(nodeToolsPackages).map((c) => c.command); // ['containerd', 'runc', 'iptables', 'nft', 'buildah', …]
  * ```
  */
 export function nodeToolsChecks(pins: readonly DebianPackagePin[]): NodeToolsCheck[] {
@@ -147,12 +160,18 @@ export function nodeToolsChecks(pins: readonly DebianPackagePin[]): NodeToolsChe
   const runc = pinNamed(pins, 'runc');
   const iptables = pinNamed(pins, 'iptables');
   const nftables = pinNamed(pins, 'nftables');
+  const buildah = pinNamed(pins, 'buildah');
+  const mmdebstrap = pinNamed(pins, 'mmdebstrap');
+  const patchelf = pinNamed(pins, 'patchelf');
   return [
     // Debian's builds print their package version: it tells this tree's binary from another containerd on the PATH.
     { pin: containerd, command: 'containerd', args: ['--version'], expect: [containerd.debianVersion] },
     { pin: runc, command: 'runc', args: ['--version'], expect: [`runc version ${runc.version}`, runc.debianVersion] },
     { pin: iptables, command: 'iptables', args: ['--version'], expect: [`iptables v${iptables.version} (nf_tables)`] },
     { pin: nftables, command: 'nft', args: ['--version'], expect: [`nftables v${nftables.version}`] },
+    { pin: buildah, command: 'buildah', args: ['--version'], expect: [`buildah version ${buildah.version}`] },
+    { pin: mmdebstrap, command: 'mmdebstrap', args: ['--version'], expect: [`mmdebstrap ${mmdebstrap.version}`] },
+    { pin: patchelf, command: 'patchelf', args: ['--version'], expect: [`patchelf ${patchelf.version}`] },
   ];
 }
 

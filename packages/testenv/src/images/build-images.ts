@@ -1,0 +1,104 @@
+/**
+ * Builds a project's own Dockerfiles into OCI archives real nodes import: the base image first
+ * (`node:20-bookworm-slim`, see node-base-image.ts), then each Dockerfile as it is written, by
+ * buildah. There is no second recipe beside a Dockerfile: what runs on real nodes is what the
+ * Dockerfile says.
+ *
+ * Guarantees: an unchanged Dockerfile and context reuse every cached layer and the archive already
+ * written for that image ID; builds on one machine run one at a time.
+ */
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cacheRoot } from '../binaries/cache-dir.js';
+import type { BuildSpec } from './buildah-plan.js';
+import { ImageBuilder } from './image-builder.js';
+import { ensureNodeBaseImage } from './node-base-image.js';
+
+/** One image to build: a Dockerfile, its context, the name, and optionally a stage and arguments. */
+export type ImageBuild = Omit<BuildSpec, 'trustStore' | 'labels'>;
+
+/** A built image and the archive that holds it. */
+export interface BuiltImage {
+  readonly tag: string;
+  /** The image ID (config digest). */
+  readonly id: string;
+  /** An OCI archive naming the image `tag`: for `realNodes.imageArchives`. */
+  readonly archive: string;
+  /** Size of the archive in bytes. */
+  readonly bytes: number;
+  /** How long building and exporting took, in milliseconds. */
+  readonly ms: number;
+}
+
+export interface BuildImagesOptions {
+  /** Cache root; defaults to `$KANRI_CACHE_DIR` or `~/.cache/kanri`. */
+  readonly cacheDir?: string;
+  /** Each line buildah prints; defaults to none. */
+  readonly onOutput?: (line: string) => void;
+}
+
+/**
+ * A file name for `tag`'s archives: the tag with anything but letters, digits, `.`, `_` and `-`
+ * replaced. Pure.
+ *
+ * @example
+ * ```ts
+ * archiveStem('ghcr.io/kanri-dev/postgres:15'); // 'ghcr.io_kanri-dev_postgres_15'
+ * ```
+ */
+export function archiveStem(tag: string): string {
+  return tag.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/**
+ * Builds every image of `builds`, in order, and returns each with its archive.
+ *
+ * @example
+ * ```ts
+ * const [operator] = await buildImages([
+ *   { dockerfile: '/repo/Dockerfile', context: '/repo', tag: 'example.com/op:dev', target: 'operator' },
+ * ]);
+ * await startControlPlane({ realNodes: { count: 1, imageArchives: [operator.archive] } });
+ * ```
+ */
+export async function buildImages(
+  builds: readonly ImageBuild[],
+  options: BuildImagesOptions = {},
+): Promise<BuiltImage[]> {
+  const root = options.cacheDir ?? cacheRoot();
+  const builder = await ImageBuilder.create({
+    cacheDir: root,
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+  });
+  const archives = join(root, 'images');
+  return builder.exclusively(async () => {
+    await ensureNodeBaseImage(builder, { cacheDir: root });
+    const built: BuiltImage[] = [];
+    for (const build of builds) {
+      const started = performance.now();
+      const id = await builder.build(build);
+      const stem = archiveStem(build.tag);
+      const archive = join(archives, `${stem}-${id.slice(0, 12)}.oci.tar`);
+      const bytes = await stat(archive).then(
+        (s) => s.size,
+        () => undefined,
+      );
+      if (bytes === undefined) {
+        await builder.exportArchive(build.tag, archive);
+        // Only the newest archive of a tag is kept: each is a few hundred MB.
+        for (const file of await readdir(archives)) {
+          if (file.startsWith(`${stem}-`) && join(archives, file) !== archive)
+            await rm(join(archives, file), { force: true });
+        }
+      }
+      built.push({
+        tag: build.tag,
+        id,
+        archive,
+        bytes: bytes ?? (await stat(archive)).size,
+        ms: Math.round(performance.now() - started),
+      });
+    }
+    return built;
+  });
+}
