@@ -1,5 +1,5 @@
 /**
- * A local volume provisioner for process nodes: a default StorageClass whose claims get a
+ * A local volume provisioner for process nodes and real nodes: a default StorageClass whose claims get a
  * directory under the control plane's data directory, as a `hostPath` PersistentVolume pre-bound
  * to the claim (kube-controller-manager's PV controller completes the binding). With reclaim
  * policy Delete, a released volume and its directory are deleted.
@@ -7,7 +7,7 @@
  * Every process node shares the machine's filesystem, so a volume is usable from any of them and
  * carries no node affinity: a Pod that moves to another node finds its data.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PersistentVolume, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
 import { type Api, encode } from './api.js';
@@ -21,6 +21,12 @@ export interface ProvisionerConfig {
   /** Volumes are created here, one directory per claim. */
   readonly volumesDir: string;
   readonly log: (message: string) => void;
+  /**
+   * The mode of a new volume's directory. Unset: the directory stays root's, and process nodes
+   * hand it to the container's user when they mount it. Real nodes' kubelets apply no fsGroup to
+   * hostPath volumes, so there it is 0o777, as Rancher's local-path provisioner makes its own.
+   */
+  readonly volumeDirMode?: number;
 }
 
 /** The StorageClass, annotated as the cluster default. Pure. */
@@ -122,6 +128,8 @@ export class LocalProvisioner {
       if (claim.metadata?.deletionTimestamp || volumeFor.has(claim.metadata?.uid)) continue;
       const path = join(volumesDir, `pvc-${claim.metadata?.uid}`);
       await mkdir(path, { recursive: true });
+      // mkdir's mode is masked by the umask; chmod is not.
+      if (this.#config.volumeDirMode !== undefined) await chmod(path, this.#config.volumeDirMode);
       const created = await api.create('/api/v1/persistentvolumes', buildVolumeForClaim(claim, storageClassName, path));
       if (created) this.#config.log(`provisioned ${path} for ${claim.metadata?.namespace}/${claim.metadata?.name}`);
     }

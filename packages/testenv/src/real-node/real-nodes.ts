@@ -3,7 +3,7 @@
  * the images, the host network with its blackhole), and the nodes themselves once it runs.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ProgressListener } from '../binaries/build-progress.js';
@@ -11,6 +11,8 @@ import { ensureNodeBinaries } from '../binaries/ensure-binaries.js';
 import { ensureNodeTools } from '../binaries/ensure-node-tools.js';
 import { UnsupportedError } from '../errors.js';
 import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from '../kubeconfig.js';
+import { Api } from '../process-node/api.js';
+import { LocalProvisioner } from '../process-node/provisioner.js';
 import { ensureTestImages } from '../test-images/ensure-test-images.js';
 import { addNodeRoutes, claimHostNetwork, releaseHostNetwork, slotCgroupPrefix } from './host-network.js';
 import { type NetworkPlan, planNetwork } from './network-plan.js';
@@ -36,6 +38,8 @@ export interface RealNodesOptions {
   readonly imageArchives?: readonly string[];
   /** kube-proxy's mode. Default `iptables` (nf_tables backend). */
   readonly proxyMode?: 'iptables' | 'nftables';
+  /** Name of the default StorageClass, whose claims get directories of the machine. Default `kanri-local`. */
+  readonly storageClassName?: string;
 }
 
 /** Why real nodes cannot run here, or undefined when they can. */
@@ -148,8 +152,20 @@ async function startNodes(
 ): Promise<RealNodeSet> {
   const hierarchies = await cgroupHierarchies();
   const nodes: RealNode[] = [];
+  const api = new Api(context.adminKubeconfig);
+  // Every node sees the machine's filesystem (only /run, /var/lib and /var/log are its own), so a
+  // volume directory serves a Pod on any node, as on process nodes.
+  const provisioner = new LocalProvisioner({
+    api,
+    storageClassName: options.storageClassName ?? 'kanri-local',
+    volumesDir: join(context.dataDir, 'volumes'),
+    log: (message) => void appendFile(join(context.logsDir, 'provisioner.log'), `${message}\n`).catch(() => {}),
+    volumeDirMode: 0o777,
+  });
   const stop = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
+    await provisioner.stop();
+    await api.destroy();
   };
   try {
     const kubeconfigFor = async (dir: string, name: string, commonName: string, organizations: string[]) => {
@@ -190,6 +206,7 @@ async function startNodes(
       nodes.push(realNode);
       await writeFile(join(dir, 'address'), `${node.address}\n`);
     }
+    await provisioner.start();
     await Promise.all(nodes.map((n) => n.start()));
     await addNodeRoutes(network);
     await waitForNodesReady(context, nodes, context.timeoutMs);

@@ -1,0 +1,336 @@
+/**
+ * The operator and PostgreSQL as users run them, on real nodes: both images built from
+ * packages/postgres/Dockerfile by buildah; the operator installed by the generated Helm chart under
+ * the `restricted` Pod Security Standard, reaching the API server through the `kubernetes` Service
+ * and kube-proxy; a 3-instance PostgresCluster from the instance image, with real probes, the real
+ * securityContext, Services through kube-proxy, and a failover when the primary's node loses power.
+ *
+ * The host reaches Services through real-node-0's kube-proxy, so that node is cordoned: powering
+ * off a node that runs an instance never cuts the test off from the Services.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { helmChart } from '@kanri/api';
+import { KubeClient } from '@kanri/client';
+import {
+  type BuiltImage,
+  buildImages,
+  type ControlPlane,
+  ensureHelm,
+  realNodesUnsupportedReason,
+  startControlPlane,
+  waitFor,
+} from '@kanri/testenv';
+import type { Namespace, Node, Pod, Service } from 'kubernetes-types/core/v1.js';
+import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
+import pg from 'pg';
+import { LABEL, names, postgresOperator, ROLE } from '../src/index.js';
+import { clusterManifest, clusters, connect, IMAGE, secretValue, waitReady } from './harness.js';
+import { instancePods } from './support/cluster-observers.js';
+
+const run = promisify(execFile);
+const repo = fileURLToPath(new URL('../../../../', import.meta.url));
+const NAMESPACE = postgresOperator.namespace ?? 'postgres-operator';
+const unsupported = await realNodesUnsupportedReason();
+const CLUSTER = 'real';
+/** The README's failover goal, as failover-rto.test.ts asserts it on process nodes. */
+const RTO_GOAL_SECONDS = 17;
+/**
+ * The same arguments for both targets, so that the second build finds the first's build stage
+ * cached. PGDG cannot be reached from here: Debian's own PostgreSQL 15 and pgBackRest.
+ */
+const BUILD_ARGS = { PG_SOURCE: 'debian' };
+const hostAndPort = (address: string) => {
+  const [host, port] = address.split(':');
+  return { host, port: Number(port) };
+};
+
+describe('the operator and PostgreSQL on real nodes, from their Dockerfile and the Helm chart', {
+  skip: unsupported,
+}, () => {
+  let operatorImage: BuiltImage;
+  let instanceImage: BuiltImage;
+  let cp: ControlPlane;
+  let client: KubeClient;
+  let dir: string;
+  let helm: string;
+  let operatorPod: Pod;
+  const kubectl = async (...args: string[]) => {
+    const { kubectl: program } = cp.binaries;
+    assert.ok(program, 'the control plane has kubectl');
+    return (await run(program, args, { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } })).stdout;
+  };
+  const primaryServiceAddress = async () => {
+    const service = await client
+      .resource<Service>('v1', 'Service')
+      .get(names.primaryService(CLUSTER), { namespace: 'default' });
+    assert.ok(service.spec?.clusterIP, 'the -primary Service has a ClusterIP');
+    return `${service.spec.clusterIP}:5432`;
+  };
+
+  before(async () => {
+    const dockerfile = join(repo, 'packages', 'postgres', 'Dockerfile');
+    [operatorImage, instanceImage] = (await buildImages([
+      { dockerfile, context: repo, tag: postgresOperator.image, target: 'operator', buildArgs: BUILD_ARGS },
+      { dockerfile, context: repo, tag: `${IMAGE}:15`, buildArgs: BUILD_ARGS },
+    ])) as [BuiltImage, BuiltImage];
+    console.log(
+      `images: ${[operatorImage, instanceImage].map((i) => `${i.tag} ${(i.bytes / 1e6).toFixed(0)} MB in ${(i.ms / 1000).toFixed(1)} s`).join(', ')}`,
+    );
+    cp = await startControlPlane({
+      realNodes: { count: 4, imageArchives: [operatorImage.archive, instanceImage.archive] },
+    });
+    client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+    await client
+      .resource<Node>('v1', 'Node')
+      .patch('real-node-0', { spec: { unschedulable: true } }, { type: 'merge' });
+    helm = await ensureHelm();
+    dir = await mkdtemp(join(tmpdir(), 'kanri-pg-chart-'));
+    for (const file of helmChart(postgresOperator)) {
+      await mkdir(dirname(join(dir, file.path)), { recursive: true });
+      await writeFile(join(dir, file.path), file.content);
+    }
+    // The namespace enforces `restricted` before the chart puts anything in it.
+    await client.resource<Namespace>('v1', 'Namespace').create({
+      metadata: {
+        name: NAMESPACE,
+        labels: {
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    });
+    await run(
+      helm,
+      [
+        'install',
+        'pg',
+        dir,
+        '--namespace',
+        NAMESPACE,
+        '--set',
+        'image.pullPolicy=IfNotPresent',
+        '--wait',
+        '--timeout',
+        '3m',
+      ],
+      { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } },
+    );
+  });
+
+  after(async () => {
+    await client?.close();
+    await cp?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('becomes Ready through the kubelet probing /readyz, in a container of the built image', async () => {
+    operatorPod = await waitFor(
+      'a Ready operator Pod',
+      async () =>
+        (await client.resource<Pod>('v1', 'Pod').list({ namespace: NAMESPACE })).items.find((p) =>
+          p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        ),
+      120_000,
+      500,
+    );
+    const container = operatorPod.spec?.containers[0];
+    assert.equal(container?.image, postgresOperator.image);
+    assert.equal(container?.readinessProbe?.httpGet?.path, '/readyz');
+    assert.match(operatorPod.spec?.nodeName ?? '', /^real-node-[1-3]$/);
+    const status = operatorPod.status?.containerStatuses?.[0];
+    assert.match(status?.containerID ?? '', /^containerd:\/\//);
+    assert.match(status?.imageID ?? '', /sha256:[0-9a-f]{64}$/);
+    assert.match(
+      operatorPod.status?.podIP ?? '',
+      /^10\.\d+\.[1-3]\.\d+$/,
+      'a Pod address of a real node, not loopback',
+    );
+  });
+
+  it('runs as the image’s unprivileged user with the restricted profile the namespace enforces', async () => {
+    const stdout = await kubectl(
+      'exec',
+      '-n',
+      NAMESPACE,
+      operatorPod.metadata?.name ?? '',
+      '--',
+      'sh',
+      '-c',
+      'id -u; id -g; cat /proc/1/status',
+    );
+    const [uid, gid] = stdout.split('\n');
+    assert.equal(uid, '1000');
+    assert.equal(gid, '1000');
+    assert.match(stdout, /^NoNewPrivs:\s+1$/m, 'allowPrivilegeEscalation: false reached the process');
+    assert.match(stdout, /^CapEff:\s+0+$/m, 'every capability dropped');
+    assert.match(stdout, /^Seccomp:\s+2$/m, 'the RuntimeDefault seccomp profile (filter mode)');
+    // The same namespace refuses a Pod that asks for more: the standard is enforced, not just labelled.
+    await assert.rejects(
+      client.resource<Pod>('v1', 'Pod').create(
+        {
+          metadata: { name: 'privileged', namespace: NAMESPACE },
+          spec: { containers: [{ name: 'c', image: postgresOperator.image, securityContext: { privileged: true } }] },
+        },
+        { namespace: NAMESPACE },
+      ),
+      /violates PodSecurity "restricted:latest"/,
+    );
+  });
+
+  it('runs a 3-instance PostgresCluster from the instance image, the agent as entrypoint, uid 26, read-only root', async () => {
+    await clusters(client).create(clusterManifest(CLUSTER, 3), { namespace: 'default' });
+    await waitReady(client, CLUSTER, 3, 420_000);
+    const pods = await instancePods(client, CLUSTER);
+    assert.equal(pods.length, 3);
+    for (const pod of pods) {
+      const container = pod.spec?.containers.find((c) => c.name === 'postgres');
+      assert.equal(container?.image, `${IMAGE}:15`);
+      assert.equal(
+        container?.readinessProbe?.httpGet?.path,
+        '/readyz',
+        'Ready only through the kubelet probing the agent',
+      );
+      assert.equal(container?.securityContext?.readOnlyRootFilesystem, true);
+      assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\//);
+      assert.match(pod.spec?.nodeName ?? '', /^real-node-[1-3]$/, 'never on the cordoned gateway node');
+    }
+    const out = await kubectl(
+      'exec',
+      pods[0]?.metadata?.name ?? '',
+      '-c',
+      'postgres',
+      '--',
+      'sh',
+      '-c',
+      // The Pod shares one PID namespace (pid 1 is the sandbox's pause): every process's command line.
+      'id -u; touch /written 2>&1; for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done',
+    );
+    const [uid] = out.split('\n');
+    assert.equal(uid, '26');
+    assert.match(out, /Read-only file system/);
+    assert.match(out, /^node --max-semi-space-size=1 \/opt\/kanri\/packages\/postgres\/dist\/src\/agent\/main\.js $/m);
+    assert.match(
+      out,
+      /^\/usr\/lib\/postgresql\/15\/bin\/postgres /m,
+      'Debian’s PostgreSQL 15 from the image, started by the agent',
+    );
+  });
+
+  it('writes a row through <cluster>-primary, routed by kube-proxy, and reads it on both replicas', async () => {
+    const password = await secretValue(client, names.superuserSecret(CLUSTER), 'password');
+    const address = await primaryServiceAddress();
+    const db = await connect(address, 'postgres', password);
+    try {
+      await db.query('CREATE TABLE real_nodes (v text)');
+      await db.query("INSERT INTO real_nodes VALUES ('through kube-proxy')");
+    } finally {
+      await db.end();
+    }
+    const pods = await instancePods(client, CLUSTER);
+    const primary = pods.find((p) => p.metadata?.labels?.[LABEL.role] === ROLE.primary);
+    const slices = await client
+      .resource<EndpointSlice>('discovery.k8s.io/v1', 'EndpointSlice')
+      .list({ namespace: 'default', labelSelector: `kubernetes.io/service-name=${names.primaryService(CLUSTER)}` });
+    assert.deepEqual(
+      slices.items.flatMap((s) => s.endpoints.flatMap((e) => e.addresses)),
+      [primary?.status?.podIP],
+      'the EndpointSlice lists the primary’s real Pod IP',
+    );
+    const replicas = pods.filter((p) => p !== primary);
+    assert.equal(replicas.length, 2);
+    for (const replica of replicas) {
+      await waitFor(
+        `the row on replica ${replica.metadata?.name}`,
+        async () => {
+          const r = await connect(`${replica.status?.podIP}:5432`, 'postgres', password);
+          try {
+            const { rows } = await r.query<{ v: string }>('SELECT v FROM real_nodes');
+            return rows[0]?.v === 'through kube-proxy';
+          } finally {
+            await r.end();
+          }
+        },
+        30_000,
+        250,
+      );
+    }
+  });
+
+  it('fails over within the RTO goal when the primary’s node loses power', async () => {
+    const password = await secretValue(client, names.superuserSecret(CLUSTER), 'password');
+    const address = await primaryServiceAddress();
+    const before = await instancePods(client, CLUSTER);
+    const primary = before.find((p) => p.metadata?.labels?.[LABEL.role] === ROLE.primary);
+    const node = cp.realNodes.find((n) => n.name === primary?.spec?.nodeName);
+    assert.ok(node && primary, `the primary ${primary?.metadata?.name} and its node`);
+    const write = async (to: string) => {
+      const db = new pg.Client({
+        ...hostAndPort(to),
+        user: 'postgres',
+        password,
+        database: 'postgres',
+        connectionTimeoutMillis: 1_000,
+        query_timeout: 1_000,
+      });
+      db.on('error', () => {});
+      try {
+        await db.connect();
+        await db.query("INSERT INTO real_nodes VALUES ('after the failover')");
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await db.end().catch(() => {});
+      }
+    };
+    assert.ok(await write(address), 'writes go through before the power-off');
+    const survivors = before.filter((p) => p !== primary).map((p) => `${p.status?.podIP}:5432`);
+    const off = performance.now();
+    await node.powerOff();
+    const secondsSinceOff = () => (performance.now() - off) / 1000;
+    // At the database (as failover-rto.test.ts measures on process nodes), and as a client sees
+    // it: through the Service, once the new primary's label reached the EndpointSlice and kube-proxy.
+    const [atDatabase, throughService] = await Promise.all([
+      waitFor(
+        'a write accepted by a surviving instance',
+        async () => ((await Promise.all(survivors.map(write))).some(Boolean) ? secondsSinceOff() : undefined),
+        120_000,
+        100,
+      ),
+      waitFor(
+        'a write through the -primary Service',
+        async () => ((await write(address)) ? secondsSinceOff() : undefined),
+        120_000,
+        100,
+      ),
+    ]);
+    console.log(
+      `real-node failover after ${node.name} lost power: first write at the new primary ${atDatabase.toFixed(2)} s, through ${names.primaryService(CLUSTER)} ${throughService.toFixed(2)} s`,
+    );
+    const after = await instancePods(client, CLUSTER);
+    const promoted = after.find((p) => p.metadata?.labels?.[LABEL.role] === ROLE.primary);
+    assert.notEqual(promoted?.metadata?.name, primary.metadata?.name, 'another instance leads');
+    assert.ok(
+      atDatabase <= RTO_GOAL_SECONDS,
+      `RTO at the database ${atDatabase.toFixed(2)} s, goal ${RTO_GOAL_SECONDS} s`,
+    );
+    assert.ok(
+      throughService <= RTO_GOAL_SECONDS,
+      `RTO through the Service ${throughService.toFixed(2)} s, goal ${RTO_GOAL_SECONDS} s`,
+    );
+    const db = await connect(address, 'postgres', password);
+    try {
+      const { rows } = await db.query<{ v: string }>("SELECT v FROM real_nodes WHERE v = 'through kube-proxy'");
+      assert.equal(rows.length, 1, 'the row replicated before the failover survives it');
+    } finally {
+      await db.end();
+    }
+  });
+});
