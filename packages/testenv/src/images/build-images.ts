@@ -33,8 +33,21 @@ export interface BuiltImage {
 export interface BuildImagesOptions {
   /** Cache root; defaults to `$KANRI_CACHE_DIR` or `~/.cache/kanri`. */
   readonly cacheDir?: string;
-  /** Each line buildah prints; defaults to none. */
+  /**
+   * Each line buildah prints. By default, its step lines (`STEP 4/11: RUN …`, and whether a
+   * layer came from the cache) go to stderr: a cold build takes minutes.
+   */
   readonly onOutput?: (line: string) => void;
+}
+
+/** Longest step line printed: a RUN step's command can run to hundreds of characters. */
+const STEP_LINE_CHARS = 120;
+
+/** The default progress: buildah's step and cache lines on stderr, shortened. */
+function stepReporter(line: string): void {
+  if (!/STEP \d+\/\d+|Using cache|Successfully tagged/.test(line)) return;
+  const short = line.length > STEP_LINE_CHARS ? `${line.slice(0, STEP_LINE_CHARS - 1)}…` : line;
+  process.stderr.write(`kanri testenv: image build: ${short}\n`);
 }
 
 /**
@@ -68,7 +81,7 @@ export async function buildImages(
   const root = options.cacheDir ?? cacheRoot();
   const builder = await ImageBuilder.create({
     cacheDir: root,
-    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+    onOutput: options.onOutput ?? stepReporter,
   });
   const archives = join(root, 'images');
   return builder.exclusively(async () => {
