@@ -148,9 +148,9 @@ async function fetchInto(
   await rm(download, { recursive: true, force: true });
   const paths = nodeToolsPaths(scratch);
   await mkdir(paths.binDir);
-  // Relative links: the entry is renamed from the scratch directory into place, and must work wherever the cache lies.
+  // The entry is renamed from the scratch directory into place: links are relative, so they work
+  // wherever the cache lies, and a RUNPATH (absolute) names the final directory.
   for (const [name, target] of Object.entries(NODE_TOOLS_BIN_LINKS)) await symlink(target, join(paths.binDir, name));
-  // The entry is renamed into place from the scratch directory, so the path written is the final one.
   const finalLibDir = nodeToolsPaths(finalDir).libDir;
   for (const program of NODE_TOOLS_RUNPATH_PROGRAMS) {
     await tool(join(paths.binDir, 'patchelf'), ['--set-rpath', finalLibDir, join(scratch, program)]);
@@ -160,9 +160,9 @@ async function fetchInto(
 
 /**
  * Returns the paths of the pinned node tools (Debian 12's containerd 1.6.20, runc 1.1.5, CNI
- * plugins 1.1.1, iptables 1.8.9 in nf_tables mode and nft 1.0.6) and the environment a child
- * process needs to run them, fetching them on first use (35 MB of packages and a 9 MB package
- * index, 153 MB unpacked: about 6 s). Needs `apt-get` and `dpkg-deb`, and amd64. The programs
+ * plugins 1.1.1, iptables 1.8.9 in nf_tables mode and nft 1.0.6; buildah 1.28.2, mmdebstrap
+ * 1.3.5 and patchelf 0.14.3, which build the nodes' images) and the environment a child process
+ * needs to run them, fetching them on first use (17 packages and a 9 MB package index: about 8 s). Needs `apt-get` and `dpkg-deb`, and amd64. The programs
  * link to the machine's libc, libseccomp, libgmp, libjansson and libedit (Debian 12's base
  * system); they are run once after unpacking, so a machine without them fails here, naming the
  * package whose program did not run.
