@@ -297,7 +297,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     }
 
     // Before the process nodes, so that Pods find it from their first start.
-    s3 = await startS3(options);
+    // On real nodes, where their Pods can reach it: the host's bridge address.
+    s3 = await startS3(options, realNodesPlan?.network.hostAddress);
     if (options.processNodes && processNodeCount(options) > 0) {
       processNodes = await startProcessNodes({
         options: options.processNodes,

@@ -5,9 +5,10 @@ import { addUserUnsupported, loadExistingCluster } from './existing-cluster.js';
 import { type S3Server, startS3Server } from './s3-server.js';
 
 /** The S3 server of `options.s3`. Not under the data directory: that one is private (0700), and the CA file must not be. */
-export function startS3(options: ControlPlaneOptions): Promise<S3Server | undefined> {
+export function startS3(options: ControlPlaneOptions, address?: string): Promise<S3Server | undefined> {
   if (!options.s3) return Promise.resolve(undefined);
   return startS3Server({
+    address,
     baseDir: options.baseDir,
     timeoutMs: options.startTimeoutMs,
     ...(options.s3 === true ? {} : options.s3),

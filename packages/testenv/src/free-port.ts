@@ -3,13 +3,16 @@ import { createServer } from 'node:net';
 
 export const LOOPBACK = '127.0.0.1';
 
-/** One free TCP port on 127.0.0.1. Another process may still take it before use; callers start components that fail loudly if so. */
-export function freePort(): Promise<number> {
+/**
+ * One free TCP port on `host` (default 127.0.0.1). Another process may still take it before use;
+ * callers start components that fail loudly if so.
+ */
+export function freePort(host: string = LOOPBACK): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
-    server.listen({ host: LOOPBACK, port: 0, exclusive: true }, () => {
+    server.listen({ host, port: 0, exclusive: true }, () => {
       const address = server.address();
       server.close(() =>
         typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),

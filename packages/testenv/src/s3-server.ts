@@ -1,5 +1,5 @@
 /**
- * A real S3 server for backup tests: versitygw on 127.0.0.1, TLS with a throwaway CA, objects
+ * A real S3 server for backup tests: versitygw on 127.0.0.1 (or the real nodes' bridge), TLS with a throwaway CA, objects
  * stored as plain files a test can inspect or damage.
  *
  * Guarantees: the server is a ManagedProcess, ended by PID (never by name) and killed with this
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { ensureVersitygw } from './binaries/ensure-binaries.js';
 import { buildVersitygwCommand, VERSITYGW_HEALTH_PATH } from './components/versitygw.js';
-import { freePort } from './free-port.js';
+import { freePort, LOOPBACK } from './free-port.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
 import { createCertificateAuthority } from './pki.js';
 import { S3Client, type S3ObjectInfo } from './s3-client.js';
@@ -24,6 +24,11 @@ import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data
 import { waitHealthy } from './wait-healthy.js';
 
 export interface S3ServerOptions {
+  /**
+   * The local IPv4 address to listen on; default 127.0.0.1. Real nodes' Pods reach the host only
+   * at its bridge address, so a control plane with real nodes passes that one.
+   */
+  readonly address?: string;
   /** Default `us-east-1`. */
   readonly region?: string;
   /** Where the server's directory is created; default the OS temp dir. */
@@ -36,9 +41,13 @@ export interface S3ServerOptions {
 
 /** A running (or stopped, between `stop()` and `restart()`) S3 server. */
 export interface S3Server {
-  /** `https://localhost:<port>`; the certificate holds `DNS:localhost` and `IP:127.0.0.1`. */
+  /**
+   * `https://<host>:<port>`. The certificate holds `DNS:localhost` and the address listened on
+   * (`IP:127.0.0.1` by default).
+   */
   readonly endpoint: string;
-  readonly host: 'localhost';
+  /** `localhost` on loopback, else the address listened on (what pgBackRest's `repo1-s3-endpoint` takes). */
+  readonly host: string;
   readonly port: number;
   readonly region: string;
   readonly accessKeyId: string;
@@ -75,7 +84,7 @@ function credentials(): { accessKeyId: string; secretAccessKey: string } {
 }
 
 /**
- * Starts versitygw (posix backend) on 127.0.0.1 and a free port, with TLS from a fresh CA, a
+ * Starts versitygw (posix backend) on 127.0.0.1 (or `options.address`) and a free port, with TLS from a fresh CA, a
  * region and random root credentials. Builds the pinned versitygw on first use.
  *
  * @example
@@ -84,12 +93,14 @@ function credentials(): { accessKeyId: string; secretAccessKey: string } {
  * await s3.createBucket('backups');
  * await s3.putObject('backups', 'hello.txt', 'hi');
  * console.log(await s3.listObjects('backups')); // [{ key: 'hello.txt', size: 2 }]
- * // pgBackRest: repo1-s3-endpoint=localhost, repo1-storage-port=${s3.port}, repo1-storage-ca-file=${s3.caFile}
+ * // pgBackRest: repo1-s3-endpoint=${s3.host}, repo1-storage-port=${s3.port}, repo1-storage-ca-file=${s3.caFile}
  * ```
  */
 export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Server> {
   const binary = options.binary ?? (await ensureVersitygw());
   const region = options.region ?? 'us-east-1';
+  const address = options.address ?? LOOPBACK;
+  const host = address === LOOPBACK ? 'localhost' : address;
   const timeoutMs = options.timeoutMs ?? 60_000;
   const base = options.baseDir ?? tmpdir();
   // The control plane's prefix and owner file: a directory left by a killed test process is swept by the next start.
@@ -107,7 +118,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     const serving = await ca.issue({
       commonName: 'localhost',
       dnsNames: ['localhost'],
-      ipAddresses: ['127.0.0.1'],
+      ipAddresses: [address],
       usage: 'server',
     });
     const caFile = join(tlsDir, 'ca.crt');
@@ -116,10 +127,10 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     await writeFile(caFile, ca.certPem, { mode: 0o644 });
     await writeFile(certFile, serving.certPem, { mode: 0o644 });
     await writeFile(keyFile, serving.keyPem, { mode: 0o600 });
-    const port = await freePort();
-    const endpoint = `https://localhost:${port}`;
+    const port = await freePort(address);
+    const endpoint = `https://${host}:${port}`;
     const creds = credentials();
-    const command = buildVersitygwCommand({ port, dataDir, sidecarDir, certFile, keyFile, region, ...creds });
+    const command = buildVersitygwCommand({ address, port, dataDir, sidecarDir, certFile, keyFile, region, ...creds });
     const logFile = join(dir, 'versitygw.log');
     const healthAgent = new Agent({ connect: { ca: ca.certPem } });
     const client = new S3Client({ endpoint, region, caPem: ca.certPem, ...creds });
@@ -164,7 +175,7 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
     }
     return {
       endpoint,
-      host: 'localhost',
+      host,
       port,
       region,
       ...creds,

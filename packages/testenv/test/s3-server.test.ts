@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { isPortFree } from '../src/free-port.js';
 import {
   isProcessAlive,
@@ -93,6 +93,24 @@ describe('startS3Server', { timeout: 180_000 }, () => {
     assert.equal(isProcessAlive(pid), false);
     await assert.rejects(access(server.dataDir), /ENOENT/);
     await assert.rejects(server.restart(), /after close/);
+  });
+
+  it('listens on another local address when asked, and its certificate names that address', async () => {
+    // 127.0.0.0/8 is all local, so 127.0.0.3 stands for a bridge address without creating one.
+    const other = await startS3Server({ address: '127.0.0.3' });
+    try {
+      assert.equal(other.host, '127.0.0.3');
+      assert.equal(other.endpoint, `https://127.0.0.3:${other.port}`);
+      await other.createBucket('elsewhere'); // TLS verified against the CA, for IP:127.0.0.3
+      assert.deepEqual(await other.listObjects('elsewhere'), []);
+      await assert.rejects(
+        request(`https://127.0.0.1:${other.port}/`, { dispatcher: new Agent({ connect: { ca: other.caPem } }) }),
+        /ECONNREFUSED/,
+        'nothing listens on 127.0.0.1',
+      );
+    } finally {
+      await other.close();
+    }
   });
 
   it('comes with a control plane when asked (cp.s3), and stops with it', async () => {

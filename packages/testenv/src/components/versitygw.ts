@@ -1,8 +1,13 @@
-/** versitygw as testenv runs it: an S3 server over a plain directory (posix backend), TLS, loopback only. */
+/**
+ * versitygw as testenv runs it: an S3 server over a plain directory (posix backend), TLS, on one
+ * local address (loopback, or the host's address on the real nodes' bridge).
+ */
 import { isAbsolute, relative } from 'node:path';
 import { LOOPBACK } from '../free-port.js';
 
 export interface VersitygwConfig {
+  /** The IPv4 address to listen on; default 127.0.0.1. */
+  readonly address?: string;
   readonly port: number;
   /** Where buckets live, one directory each, objects as plain files. */
   readonly dataDir: string;
@@ -42,7 +47,7 @@ export function buildVersitygwCommand(config: VersitygwConfig): { args: string[]
   }
   return {
     args: [
-      `--port=${LOOPBACK}:${config.port}`,
+      `--port=${config.address ?? LOOPBACK}:${config.port}`,
       `--cert=${config.certFile}`,
       `--key=${config.keyFile}`,
       `--region=${config.region}`,
