@@ -35,6 +35,8 @@ export { buildImages } from './images/build-images.js';
 export type { BuildSpec } from './images/buildah-plan.js';
 export { ImageBuilder } from './images/image-builder.js';
 export { ensureNodeBaseImage } from './images/node-base-image.js';
+export type { PostgresImageMajor } from './images/postgres-image-build.js';
+export { postgresImageBuildArgs } from './images/postgres-image-build.js';
 export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive } from './managed-process.js';
 export { postgresInstallations, postgresVersionImages, postgresVersionOf } from './postgres-images.js';
