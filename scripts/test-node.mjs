@@ -52,6 +52,12 @@ console.error(`[test:node] ${run(node, ['--version']).trim()} (${node})`);
 const result = spawnSync(node, [join(root, 'scripts', 'run-tests.mjs'), ...filters], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
+  env: {
+    ...process.env,
+    PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+    // npm start (the README's commands) on process nodes: they run its agents on the Node under
+    // test, where real nodes would run the image's Node 20 whatever Node this is.
+    KANRI_DEMO_NODES: process.env.KANRI_DEMO_NODES ?? 'process',
+  },
 });
 process.exit(result.status ?? 1);

@@ -1,12 +1,14 @@
 /**
  * The README's main command. `up` starts, in a background supervisor, a local control plane with
- * process nodes, installs the PostgresCluster CRD and the operator's RBAC, runs the operator under
- * that identity, creates a 3-instance cluster of real PostgreSQL backed up with pgBackRest to a local
- * S3 server, takes its first full backup and reports how to reach it.
+ * real nodes where the machine allows (else process nodes, saying why: nodes.ts), installs the
+ * PostgresCluster CRD and the operator's RBAC, runs the operator under that identity, creates a
+ * 3-instance cluster of real PostgreSQL backed up with pgBackRest to a local S3 server, takes its
+ * first full backup and reports how to reach it.
  * `down` stops the supervisor, which stops every process it started and removes its files.
  *
- * Process nodes stand in for kubelet: each instance Pod runs the agent and postgres as local
- * processes on its own loopback address. Nothing leaves 127.0.0.0/8.
+ * On real nodes the instances run the image built from packages/postgres/Dockerfile, on the
+ * nodes' bridge; process nodes stand in for kubelet, each instance Pod running the agent and
+ * postgres as local processes on its own loopback address. Nothing leaves the machine.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
@@ -17,18 +19,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import { names, type PostgresCluster, PostgresClusterResource, postgresOperator } from '@kanri/postgres';
-import {
-  ensurePgBackRest,
-  isProcessAlive,
-  postgresVersionImages,
-  runnableAs,
-  runnableFileAs,
-  serviceAddress,
-  startControlPlane,
-  waitFor,
-} from '@kanri/testenv';
+import { type ControlPlane, isProcessAlive, serviceAddress, startControlPlane, waitFor } from '@kanri/testenv';
 import { pino } from 'pino';
 import { BUCKET, buildBackupsSpec, buildS3CredsSecret, describeBackups, takeFirstBackup } from './backups.js';
+import { demoNodes, type NodeKind } from './nodes.js';
 
 const CLUSTER = 'hippo';
 const NAMESPACE = 'default';
@@ -36,6 +30,9 @@ const IMAGE = 'ghcr.io/kanri-dev/postgres';
 
 interface DemoState {
   readonly pid: number;
+  /** What the instances run on, and why not real nodes when they could not be used. */
+  readonly nodes?: NodeKind;
+  readonly fallbackReason?: string;
   /** The S3 server's, so that a test can check that `down` ended it too. */
   readonly s3Pid?: number;
   readonly kubeconfigPath?: string;
@@ -66,35 +63,32 @@ async function writeState(dir: string, state: DemoState): Promise<void> {
   await rename(`${stateFile(dir)}.tmp`, stateFile(dir));
 }
 
+/**
+ * Where psql reaches the primary. On real nodes, the `-primary` Service's ClusterIP, through
+ * kube-proxy, so it follows a failover; process nodes have no kube-proxy, so the address of the
+ * Pod the Service selects.
+ */
+async function primaryAddress(admin: KubeClient, cp: ControlPlane, kind: NodeKind): Promise<string> {
+  if (kind === 'process') return serviceAddress(cp, NAMESPACE, names.primaryService(CLUSTER), 5432);
+  const service = await admin
+    .resource<KubeObject & { spec?: { clusterIP?: string } }>('v1', 'Service')
+    .get(names.primaryService(CLUSTER), { namespace: NAMESPACE });
+  if (!service.spec?.clusterIP)
+    throw new Error(`Service ${NAMESPACE}/${names.primaryService(CLUSTER)} has no ClusterIP`);
+  return `${service.spec.clusterIP}:5432`;
+}
+
 /** Runs in the background supervisor: owns the control plane and the operator until SIGTERM. */
 export async function serve(dir: string): Promise<void> {
   const log = (line: string) => console.log(line);
   const stopping = new AbortController();
   process.once('SIGTERM', () => stopping.abort());
   process.once('SIGINT', () => stopping.abort());
-  log('[1/6] Starting etcd, kube-apiserver, controllers, scheduler, an S3 server and 2 process nodes…');
-  // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
-  const pgbackrest = runnableFileAs('postgres', await ensurePgBackRest());
-  const cp = await startControlPlane({
-    controllers: true,
-    s3: true,
-    processNodes: {
-      count: 2,
-      // One mapping per tag: the seed's `postgresVersion: 16` runs a real PostgreSQL 16.
-      images: await postgresVersionImages(IMAGE, {
-        // As the image's ENTRYPOINT (packages/postgres/Dockerfile), with its small young generation.
-        // Node itself too: postgres runs the agent's archive command with it, and a Node.js
-        // installed under /root (test-node.mjs's) is out of the postgres user's reach.
-        entrypoint: [
-          runnableFileAs('postgres', process.execPath),
-          '--max-semi-space-size=1',
-          runnableAs('postgres', fileURLToPath(import.meta.resolve('@kanri/postgres/agent/main.js'))),
-        ],
-        user: 'postgres',
-        env: { KANRI_PGBACKREST: pgbackrest },
-      }),
-    },
-  });
+  log('[1/6] Preparing the nodes: real ones where this machine can run them, else process nodes…');
+  const nodes = await demoNodes(IMAGE, '16', log);
+  if (nodes.fallbackReason) log(`      Process nodes, not real ones: ${nodes.fallbackReason}`);
+  log(`      Starting etcd, kube-apiserver, controllers, scheduler, an S3 server and ${nodes.summary}…`);
+  const cp = await startControlPlane({ controllers: true, s3: true, ...nodes.options });
   const admin = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   let manager: Awaited<ReturnType<typeof postgresOperator.manager>> | undefined;
   let running: Promise<void> | undefined;
@@ -104,7 +98,14 @@ export async function serve(dir: string): Promise<void> {
     // A stable path for the README's commands; the control plane's own directory is a temporary one.
     await copyFile(cp.kubeconfigPath, join(dir, 'kubeconfig'));
     const kubeconfigPath = join(dir, 'kubeconfig');
-    await writeState(dir, { pid: process.pid, s3Pid: s3.pid, kubeconfigPath, kubectl: cp.binaries.kubectl });
+    const nodeState = { nodes: nodes.kind, ...(nodes.fallbackReason ? { fallbackReason: nodes.fallbackReason } : {}) };
+    await writeState(dir, {
+      pid: process.pid,
+      s3Pid: s3.pid,
+      kubeconfigPath,
+      kubectl: cp.binaries.kubectl,
+      ...nodeState,
+    });
     log(
       '[2/6] Installing the operator’s CRDs (PostgresCluster, PostgresBackup, PGUpgrade), generated RBAC and admission policies…',
     );
@@ -180,8 +181,7 @@ export async function serve(dir: string): Promise<void> {
     log('[6/6] Writing connection details…');
     const secret = await admin.resource('v1', 'Secret').get(names.userSecret(CLUSTER, 'app'), { namespace: NAMESPACE });
     const password = Buffer.from((secret as { data: Record<string, string> }).data.password ?? '', 'base64').toString();
-    const address = await serviceAddress(cp, NAMESPACE, names.primaryService(CLUSTER), 5432);
-    const [host, port] = address.split(':');
+    const [host, port] = (await primaryAddress(admin, cp, nodes.kind)).split(':');
     // The password goes to a 0600 pgpass file, never to the terminal or a log.
     // Any host: the README's commands also reach a restored primary and a point-in-time clone of hippo.
     await writeFile(join(dir, 'pgpass'), `*:${port}:app:app:${password}\n`, { mode: 0o600 });
@@ -196,6 +196,7 @@ export async function serve(dir: string): Promise<void> {
       s3Pid: s3.pid,
       kubeconfigPath,
       kubectl: cp.binaries.kubectl,
+      ...nodeState,
       ready: true,
     });
     await new Promise<void>((resolve) => {
@@ -256,6 +257,11 @@ async function report(dir: string, state: DemoState): Promise<void> {
   const kubectl = state.kubectl ?? 'kubectl';
   const env = { ...process.env, KUBECONFIG: state.kubeconfigPath };
   const { stdout } = await promisify(execFile)(kubectl, ['get', 'pgc', '-n', NAMESPACE], { env });
+  const on =
+    state.nodes === 'real'
+      ? 'real nodes (kubelet, containerd, kube-proxy; the instance image built from packages/postgres/Dockerfile)'
+      : `process nodes${state.fallbackReason ? ` (not real nodes: ${state.fallbackReason})` : ''}`;
+  console.log(`\nThe instances run on ${on}.`);
   console.log(`\n$ kubectl get pgc\n${stdout}`);
   const backups = await promisify(execFile)(kubectl, ['get', 'pgbackup', '-n', NAMESPACE], { env });
   console.log(`$ kubectl get pgbackup\n${backups.stdout}`);

@@ -1,6 +1,7 @@
 /**
  * The README's main command: `npm start` brings up a Ready 3-instance cluster with its first full
- * backup on the local S3 server; `npm stop` removes it all, the S3 server included.
+ * backup on the local S3 server, on real nodes where this machine can run them (else on process
+ * nodes, saying why); `npm stop` removes it all, the S3 server included.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,11 +13,16 @@ import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KubeClient } from '@kanri/client';
-import { PostgresBackupResource } from '@kanri/postgres';
-import { isProcessAlive } from '@kanri/testenv';
+import { LABEL, PostgresBackupResource } from '@kanri/postgres';
+import { isProcessAlive, realNodesUnsupportedReason } from '@kanri/testenv';
 import pg from 'pg';
+import { requestedNodes } from '../src/nodes.js';
 
 const run = promisify(execFile);
+const unsupported = await realNodesUnsupportedReason();
+/** What `up` must choose: KANRI_DEMO_NODES when set, else real nodes wherever the machine runs them. */
+const forced = requestedNodes();
+const onRealNodes = forced === 'real' || (forced === 'auto' && !unsupported);
 const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
 let stateDir: string | undefined;
 
@@ -40,6 +46,9 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
   const env = { ...process.env, KANRI_STATE_DIR: stateDir };
   const { stdout } = await run(process.execPath, [main, 'up'], { env, timeout: 540_000 });
   assert.match(stdout, /hippo\s+True\s+3\s+3\s+hippo-instance1-\d/);
+  if (onRealNodes) assert.match(stdout, /The instances run on real nodes/);
+  else if (forced === 'process') assert.match(stdout, /The instances run on process nodes\.$/m);
+  else assert.ok(stdout.includes(`process nodes (not real nodes: ${unsupported})`), stdout);
   // The backup printed is a real one: its PostgresBackup succeeded, with its label and a size.
   const printed = /Backup (\S+): full, label (\S+), .* \((\d+) bytes\)/.exec(stdout);
   assert.ok(printed, `a backup line in:\n${stdout}`);
@@ -63,6 +72,26 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
     assert.match(label, /^\d{8}-\d{6}F$/);
     assert.ok((backup.status?.sizeBytes ?? 0) > 0, `size ${backup.status?.sizeBytes}`);
     assert.equal(backup.status?.sizeBytes, Number(bytes));
+    // Where the machine allows, the instances are containers of the built image, run by real kubelets.
+    const pods = await kube
+      .resource<{
+        apiVersion: string;
+        kind: string;
+        metadata: { name: string };
+        spec?: { nodeName?: string };
+        status?: { containerStatuses?: { containerID?: string; image?: string }[] };
+      }>('v1', 'Pod')
+      .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=hippo` });
+    assert.equal(pods.items.length >= 3, true, `${pods.items.length} instance Pods`);
+    for (const pod of pods.items) {
+      const container = pod.status?.containerStatuses?.[0];
+      if (!onRealNodes) assert.match(pod.spec?.nodeName ?? '', /^process-node-/, pod.metadata.name);
+      else {
+        assert.match(pod.spec?.nodeName ?? '', /^real-node-/, pod.metadata.name);
+        assert.match(container?.containerID ?? '', /^containerd:\/\//, pod.metadata.name);
+        assert.equal(container?.image, 'ghcr.io/kanri-dev/postgres:16', pod.metadata.name);
+      }
+    }
   } finally {
     await kube.close();
   }
