@@ -132,6 +132,10 @@ export async function sql<R extends Record<string, unknown>>(
     database: 'postgres',
     connectionTimeoutMillis: 5_000,
   });
+  // A server shutting down (a restart under test) may end the session between the query and
+  // end(): pg then emits 'error' on the idle client, which without a listener is an uncaught
+  // exception that fails whichever test is running. A failed query still rejects below.
+  db.on('error', () => {});
   await db.connect();
   try {
     return (await db.query<R>(text, params)).rows;
