@@ -61,7 +61,7 @@ if (files.length === 0) {
 }
 
 // Each integration file starts its own control plane; two at a time fits a 2-core machine.
-const concurrency = Math.max(1, Math.min(2, availableParallelism()));
+const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.max(1, Math.min(2, availableParallelism()));
 const result = spawnSync(
   process.execPath,
   [
