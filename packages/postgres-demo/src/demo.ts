@@ -98,14 +98,15 @@ export async function serve(dir: string): Promise<void> {
     // A stable path for the README's commands; the control plane's own directory is a temporary one.
     await copyFile(cp.kubeconfigPath, join(dir, 'kubeconfig'));
     const kubeconfigPath = join(dir, 'kubeconfig');
-    const nodeState = { nodes: nodes.kind, ...(nodes.fallbackReason ? { fallbackReason: nodes.fallbackReason } : {}) };
-    await writeState(dir, {
+    const runningState: DemoState = {
       pid: process.pid,
       s3Pid: s3.pid,
       kubeconfigPath,
       kubectl: cp.binaries.kubectl,
-      ...nodeState,
-    });
+      nodes: nodes.kind,
+      ...(nodes.fallbackReason ? { fallbackReason: nodes.fallbackReason } : {}),
+    };
+    await writeState(dir, runningState);
     log(
       '[2/6] Installing the operator’s CRDs (PostgresCluster, PostgresBackup, PGUpgrade), generated RBAC and admission policies…',
     );
@@ -191,14 +192,7 @@ export async function serve(dir: string): Promise<void> {
       join(dir, 'env'),
       `export KUBECONFIG=${kubeconfigPath} PGPASSFILE=${join(dir, 'pgpass')} PGPORT=${port} PGUSER=app PGDATABASE=app\n`,
     );
-    await writeState(dir, {
-      pid: process.pid,
-      s3Pid: s3.pid,
-      kubeconfigPath,
-      kubectl: cp.binaries.kubectl,
-      ...nodeState,
-      ready: true,
-    });
+    await writeState(dir, { ...runningState, ready: true });
     await new Promise<void>((resolve) => {
       if (stopping.signal.aborted) resolve();
       stopping.signal.addEventListener('abort', () => resolve(), { once: true });
