@@ -21,12 +21,12 @@ const exec = promisify(execFile);
 
 /** The fields of a running Pod these tests read (set on every Pod a kubelet runs). */
 interface RunningPod {
-  metadata: { name: string };
+  metadata: { name: string; uid: string };
   spec: { nodeName: string };
   status: {
     podIP: string;
     conditions?: { type: string; status: string }[];
-    containerStatuses: { containerID: string }[];
+    containerStatuses: { containerID: string; ready?: boolean }[];
   };
 }
 const ns = 'real';
@@ -446,6 +446,42 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     assert.equal(node.namespacePid, undefined, 'its namespaces are gone with their holder');
     await assert.rejects(getFromHost(`http://${gone.status.podIP}:8080/healthz`));
     assert.equal(await getFromHost(`http://${stays.status.podIP}:8080/healthz`), 'ok');
+  });
+
+  it('powers the node on again: it is Ready, and its Pod runs again in a new sandbox and answers', async () => {
+    const node = cp.realNodes.find((n) => n.name === 'real-node-1');
+    assert.ok(node);
+    const podsOnNode = async () =>
+      (
+        await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+      ).body.items.filter((p) => p.spec.nodeName === 'real-node-1');
+    const [before] = await podsOnNode();
+    assert.ok(before, 'a Pod is still bound to the powered-off node');
+    const oldContainer = before.status.containerStatuses?.[0]?.containerID;
+    await node.powerOn();
+    assert.ok(node.namespacePid, 'new namespaces');
+    const after = await waitFor(
+      'the Pod on real-node-1 to run again in a new container',
+      async () => {
+        const [pod] = await podsOnNode();
+        const container = pod?.status.containerStatuses?.[0];
+        return pod?.metadata.uid === before.metadata.uid &&
+          container?.ready &&
+          container.containerID &&
+          container.containerID !== oldContainer
+          ? pod
+          : undefined;
+      },
+      120_000,
+      500,
+    );
+    assert.equal(await getFromHost(`http://${after.status.podIP}:8080/healthz`), 'ok');
+    const nodeObject = await restRequest<{ status: { conditions: { type: string; status: string }[] } }>(
+      api,
+      'GET',
+      '/api/v1/nodes/real-node-1',
+    );
+    assert.equal(nodeObject.body.status.conditions.find((c) => c.type === 'Ready')?.status, 'True');
   });
 
   it('leaves no process, namespace, mount, bridge, route, cgroup or rule behind after stop()', async () => {

@@ -4,7 +4,7 @@
  * registers the Node, since no registry can be pulled from.
  */
 import { execFile } from 'node:child_process';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -63,7 +63,10 @@ async function waitFor(what: string, process: ManagedProcess, check: () => Promi
   }
 }
 
-/** A started real node. `powerOff()` is a power loss; `stop()` ends it for good and removes its traces. */
+/**
+ * A started real node. `powerOff()` is a power loss and `powerOn()` the reboot after it; `stop()`
+ * ends it for good and removes its traces.
+ */
 export class RealNode {
   readonly name: string;
   readonly address: string;
@@ -134,6 +137,8 @@ export class RealNode {
       dir,
       this.#log('namespaces'),
     );
+    // A killed containerd leaves its socket file behind, which would pass for the new one's.
+    await rm(socket, { force: true });
     const containerd = this.#daemon('containerd', tools.containerd, ['--config', join(dir, 'containerd.toml')]);
     await waitFor('its socket answered', containerd, () =>
       access(socket).then(
@@ -243,6 +248,18 @@ export class RealNode {
     const killed = await killCgroup(this.input.cgroupRoot, this.input.hierarchies);
     await Promise.all([...this.#daemons, ...(this.#namespace ? [this.#namespace.holder] : [])].map((p) => p.exited));
     return killed;
+  }
+
+  /**
+   * Powers a node on again after `powerOff()`, as a reboot: new namespaces and link, an empty
+   * `/run`, while its disk (`/var/lib`, containerd's images and state, the kubelet's directory)
+   * is as the power loss left it. containerd, the kubelet and kube-proxy start again; the kubelet
+   * finds the Pods still bound to the node and starts them in new sandboxes, with new Pod IPs.
+   */
+  async powerOn(): Promise<void> {
+    if (this.#stopped) throw new Error(`${this.name}: stopped for good; it cannot be powered on`);
+    if (this.namespacePid !== undefined) throw new Error(`${this.name} is powered on`);
+    await this.start();
   }
 
   /** Powers the node off and removes its cgroups; its veth went with its network namespace. Safe to call twice. */
