@@ -56,6 +56,7 @@ export type {
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export { containerOutput, criLogLines } from './real-node/container-output.js';
 export type { NetworkPlan, NodeAddressing } from './real-node/network-plan.js';
 export { RealNode } from './real-node/real-node.js';
 export type { RealNodesOptions } from './real-node/real-nodes.js';

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import type { Event } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import { ensureNodeTools } from '../src/binaries/ensure-node-tools.js';
-import { type ControlPlane, startControlPlane } from '../src/index.js';
+import { type ControlPlane, containerOutput, startControlPlane } from '../src/index.js';
 import { isProcessAlive } from '../src/managed-process.js';
 import { realNodesUnsupportedReason } from '../src/real-node/real-nodes.js';
 import { type RestTarget, restRequest, restTargetFromKubeconfig } from '../src/rest.js';
@@ -305,6 +305,18 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
     const events = await restRequest<{ items: Event[] }>(api, 'GET', `/api/v1/namespaces/${ns}/events`);
     const loopback = events.body.items.filter((e) => /loopback/i.test(e.message ?? ''));
     assert.deepEqual(loopback, [], 'no Event complains of a loopback address');
+    for (const node of cp.realNodes) {
+      // A misspelt field is only a warning to the kubelet, which then runs with its default.
+      const kubelet = node.processes.find((p) => p.name.endsWith(' kubelet'));
+      assert.ok(kubelet, `${node.name} runs a kubelet`);
+      assert.doesNotMatch(await readFile(kubelet.logFile, 'utf8'), /strict decoding error/, `${node.name}'s kubelet`);
+    }
+    // What each container printed, read back from its node's log files as a test reads an agent's.
+    for (const pod of pods) {
+      const node = cp.realNodes.find((n) => n.name === pod.spec.nodeName);
+      assert.ok(node);
+      assert.deepEqual(await containerOutput(node, ns, pod.metadata.name, 'echo'), ['echo-server: listening on :8080']);
+    }
   });
   it('reaches every Pod through the Service and kube-proxy, from the host and from another Pod', async () => {
     const service = await restRequest<{ spec: { clusterIP: string } }>(

@@ -39,7 +39,6 @@ describe('real node configuration', () => {
         address: '172.30.0.10',
         cgroupRoot: '/kanri-s0-real-node-0',
         clientCaFile: '/pki/ca.crt',
-        podLogsDir: '/d/pod-logs',
         resolvConf: '/d/resolv.conf',
       }),
     );

@@ -84,7 +84,6 @@ export interface KubeletConfigInput {
   /** The node's cgroup root on every v1 hierarchy (the kubelet refuses to start unless it exists). */
   readonly cgroupRoot: string;
   readonly clientCaFile: string;
-  readonly podLogsDir: string;
   readonly resolvConf: string;
 }
 
@@ -119,7 +118,6 @@ export function kubeletConfig(input: KubeletConfigInput): string {
     imageGCLowThresholdPercent: 99,
     // Tests share one disk: the default thresholds would evict Pods on a machine that is merely busy.
     evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
-    podLogsDirectory: input.podLogsDir,
     resolvConf: input.resolvConf,
     serializeImagePulls: false,
     syncFrequency: '10s',

@@ -87,6 +87,15 @@ export class RealNode {
     return this.#namespace?.holder.running ? this.#namespace.holder.pid : undefined;
   }
 
+  /**
+   * Where the kubelet writes its containers' output: `<namespace>_<pod>_<uid>/<container>/<n>.log`
+   * in the CRI format, one file per start. It is the node's `/var/log/pods`, on the machine's disk
+   * (node-namespace.ts mounts `var-log` there), so it survives a `powerOff()`.
+   */
+  get podLogsDir(): string {
+    return join(this.input.dir, 'var-log', 'pods');
+  }
+
   /** The daemons' PIDs and log files, in start order. */
   get processes(): readonly { name: string; pid: number; logFile: string }[] {
     return this.#daemons.map((d) => ({ name: d.name, pid: d.pid, logFile: d.logFile }));
@@ -114,7 +123,6 @@ export class RealNode {
           address: node.address,
           cgroupRoot: `/${this.input.cgroupRoot}`,
           clientCaFile: this.input.clientCaFile,
-          podLogsDir: join(dir, 'pod-logs'),
           resolvConf: join(dir, 'resolv.conf'),
         }),
       ),
