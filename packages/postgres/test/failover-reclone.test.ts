@@ -5,6 +5,7 @@
  * find the blocks changed since the fork. The same happens when a former primary ran on long
  * enough after the fork to recycle the WAL. The agent must keep the diverged data directory aside
  * (`pgdata.diverged`, never deleted), clone the new primary, say so, and stream from it.
+ * On process nodes, or with KANRI_FAILOVER_NODES=real on real nodes (the node powered off).
  */
 import assert from 'node:assert/strict';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -16,7 +17,6 @@ import {
   type FailoverEnv,
   failoverCluster,
   leaseOf,
-  nodeOf,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -73,7 +73,7 @@ describe('a former primary that pg_rewind cannot bring back is re-cloned', { tim
     const acked = writer.acks.length;
     await waitFor('writes to flow', () => writer.acks.length > acked + 20, 60_000, 50);
 
-    const node = nodeOf(env.cp, primary);
+    const node = await env.hostOf(primary);
     const crashedAt = performance.now();
     await node.crash();
     const first = await waitFor(
@@ -115,8 +115,11 @@ describe('a former primary that pg_rewind cannot bring back is re-cloned', { tim
     assert.deepEqual(events.rewound, [], 'no Rewound Event');
     assert.match(events.failed[0]?.note ?? '', new RegExp(`pg_rewind from ${holder} failed`));
 
-    // A clone of the same cluster, streaming from the new primary and replaying its writes.
-    assert.equal(await systemId(oldIP), cluster);
+    // A clone of the same cluster, streaming from the new primary and replaying its writes. A real
+    // node's Pod came back from the power loss with a new address.
+    const newIP = (await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary)?.status?.podIP;
+    assert.ok(newIP, `${primary} has a Pod IP`);
+    assert.equal(await systemId(newIP), cluster);
     await waitFor(
       `${primary} to stream from ${holder}`,
       async () =>
@@ -134,11 +137,11 @@ describe('a former primary that pg_rewind cannot bring back is re-cloned', { tim
     const [{ m } = { m: '0' }] = await sql<{ m: string }>(first.host, password, 'SELECT max(n)::text AS m FROM seq');
     await waitFor(
       `${primary} to replay up to ${m}`,
-      async () => (await sql(oldIP, password, 'SELECT 1 FROM seq WHERE n = $1', [m])).length === 1,
+      async () => (await sql(newIP, password, 'SELECT 1 FROM seq WHERE n = $1', [m])).length === 1,
       60_000,
       200,
     );
     const digest = `SELECT count(*)::text AS c, md5(string_agg(n::text, ',' ORDER BY n)) AS h FROM seq WHERE n <= ${Number(m)}`;
-    assert.deepEqual(await sql(oldIP, password, digest), await sql(first.host, password, digest));
+    assert.deepEqual(await sql(newIP, password, digest), await sql(first.host, password, digest));
   });
 });

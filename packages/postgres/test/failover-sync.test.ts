@@ -4,9 +4,9 @@
  * whose own decision shows it flushed strictly more than that standby. Planned
  * switchovers through the `postgres.kanri.dev/switchover` annotation, to a named replica and to the
  * best one, lose nothing; a request for a Pod that is not a replica is refused once, with the reason.
+ * On process nodes, or with KANRI_FAILOVER_NODES=real on real nodes (a crash powers the node off).
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '@kanri/testenv';
 import { parseLsn } from '../src/agent/plan/lsn.js';
@@ -18,7 +18,7 @@ import {
   failoverCluster,
   leaseOf,
   median,
-  nodeOf,
+  podAddresses,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -45,6 +45,12 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
   let writer: SequenceWriter;
   let watcher: SplitBrainWatcher;
   const ipOf = new Map<string, string>();
+  /** waitHealthy, noting each instance's address: a real node's Pods come back from a power loss with new ones. */
+  const healthy = async () => {
+    const found = await waitHealthy(env.client, CLUSTER, 3);
+    for (const pod of found.pods) ipOf.set(pod.metadata?.name ?? '', pod.status?.podIP ?? '');
+    return found;
+  };
 
   const published = async () =>
     ((await leaseOf(env.client, CLUSTER)).metadata?.annotations?.[ANNOTATION.syncStandbys] ?? '')
@@ -94,11 +100,9 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
    * ranking streams from the winner before the winner's Lease write returns (roles/replica.ts).
    */
   const earlyFollows = async (pod: string, sinceMs: number): Promise<string[]> => {
-    const container = nodeOf(env.cp, pod)
-      .containers()
-      .find((c) => c.pod === pod && c.container === 'postgres' && !c.init);
-    assert.ok(container, `${pod}'s postgres container`);
-    return (await readFile(container.logFile, 'utf8')).split('\n').flatMap((line) => {
+    const lines = await env.containerOutput(pod);
+    assert.ok(lines.length > 0, `${pod}'s postgres container printed its log`);
+    return lines.flatMap((line) => {
       if (!line.includes("following the ranking's winner")) return [];
       const entry = JSON.parse(line) as { time: number; winner: string };
       return entry.time >= sinceMs ? [entry.winner] : [];
@@ -109,8 +113,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     env = await startFailoverEnv();
     env.startOperator();
     await clusters(env.client).create(failoverCluster(CLUSTER, 3, HA));
-    const { primary, pods } = await waitHealthy(env.client, CLUSTER, 3);
-    for (const pod of pods) ipOf.set(pod.metadata?.name ?? '', pod.status?.podIP ?? '');
+    const { primary } = await healthy();
     password = await superuserPassword(env.client, CLUSTER);
     await untilPublished();
     await sql(ipOf.get(primary) as string, password, 'CREATE TABLE seq (n bigint PRIMARY KEY)');
@@ -120,6 +123,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     watcher = new SplitBrainWatcher(
       [...ipOf].map(([name, ip]) => ({ name, ip })),
       password,
+      podAddresses(env.client),
     );
     watcher.start();
   });
@@ -131,7 +135,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
   });
 
   it('publishes one synchronous standby in the Lease, which postgres waits for', async () => {
-    const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+    const { primary } = await healthy();
     const [standby] = await untilPublished();
     assert.ok(standby && standby !== primary);
     const [setting] = await sql<{ s: string }>(
@@ -167,12 +171,12 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
     const rtos: number[] = [];
     let followedEarly = 0;
     for (let trial = 1; trial <= CRASHES; trial++) {
-      const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+      const { primary } = await healthy();
       const [standby] = await untilPublished();
       const oldIP = ipOf.get(primary) as string;
       const acked = writer.acks.length;
       await waitFor('writes to flow', () => writer.acks.length > acked + 20, 60_000, 50);
-      const node = nodeOf(env.cp, primary);
+      const node = await env.hostOf(primary);
       const crashedAt = performance.now();
       const crashedWall = Date.now();
       await node.crash();
@@ -194,11 +198,11 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       const report = await untilRejoined(primary);
       assert.match(report.rejoin ?? '', REWOUND_DECISION, 'rejoined through pg_rewind, not a re-clone');
       console.log(
-        `# sync trial ${trial}: ${primary} crashed; ${holder} took over; RTO ${((first.at - crashedAt) / 1000).toFixed(2)} s; 0 of ${writer.acks.length} commits lost (${late} acknowledged by ${primary} at or after the crash); ${holder} was ${chosen}; ${loser} ${early ? 'followed it from its own ranking' : 'followed it once the Lease named it'}; ${report.rejoin}`,
+        `# sync trial ${trial} (${env.nodes} nodes): ${primary} crashed on ${node.name}; ${holder} took over; RTO ${((first.at - crashedAt) / 1000).toFixed(2)} s; 0 of ${writer.acks.length} commits lost (${late} acknowledged by ${primary} at or after the crash); ${holder} was ${chosen}; ${loser} ${early ? 'followed it from its own ranking' : 'followed it once the Lease named it'}; ${report.rejoin}`,
       );
     }
     console.log(
-      `# RTO (synchronous, lease 6 s, ${CRASHES} crashes): median ${(median(rtos) / 1000).toFixed(2)} s, max ${(Math.max(...rtos) / 1000).toFixed(2)} s; commits lost: 0; the other replica followed the winner from its own ranking in ${followedEarly} of ${CRASHES}`,
+      `# RTO (synchronous, lease 6 s, ${CRASHES} crashes, ${env.nodes} nodes): median ${(median(rtos) / 1000).toFixed(2)} s, max ${(Math.max(...rtos) / 1000).toFixed(2)} s; commits lost: 0; the other replica followed the winner from its own ranking in ${followedEarly} of ${CRASHES}`,
     );
     // Both replicas rank at the expiry, and the loser's ranking is done before the winner's Lease
     // write (10 of 10 in bench:failover --sync); a loser that never does has lost the early follow.
@@ -207,7 +211,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
 
   for (const request of ['named', '*'] as const) {
     it(`switches over to ${request === '*' ? 'the best replica ("*")' : 'a named replica'} without losing a commit`, async () => {
-      const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+      const { primary } = await healthy();
       await untilPublished();
       const replicas = [...ipOf.keys()].filter((p) => p !== primary).sort();
       const value = request === '*' ? '*' : (replicas.at(-1) as string);
@@ -258,7 +262,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
   }
 
   it('refuses a switchover to a Pod that is not a replica of the cluster, once, and says why', async () => {
-    const { primary } = await waitHealthy(env.client, CLUSTER, 3);
+    const { primary } = await healthy();
     await clusters(env.client).patch(
       CLUSTER,
       { metadata: { annotations: { [ANNOTATION.switchover]: 'not-a-pod' } } },

@@ -1,18 +1,24 @@
 /**
  * The end-to-end harness: a real control plane with process nodes that run the instance agent
- * (and through it real PostgreSQL of the image tag's version: 14, 15, 15.19, 16 or 17), the PostgresCluster CRD, the operator's generated RBAC,
- * and the operator itself as a child process under its own ServiceAccount identity.
+ * (and through it real PostgreSQL of the image tag's version: 14, 15, 15.19, 16 or 17), or with
+ * real nodes that run the instance image built from packages/postgres/Dockerfile; the
+ * PostgresCluster CRD, the operator's generated RBAC, and the operator itself as a child process
+ * under its own ServiceAccount identity.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient, type KubeObject } from '@kanri/client';
 import {
+  type BuiltImage,
+  buildImages,
   type ControlPlane,
+  containerOutput,
   ensurePgBackRest,
+  type ProcessNode,
   postgresVersionImages,
   runnableAs,
   runnableFileAs,
@@ -20,6 +26,7 @@ import {
   startControlPlane,
   waitFor,
 } from '@kanri/testenv';
+import type { Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import {
   names,
@@ -33,6 +40,31 @@ import {
 export const IMAGE = 'ghcr.io/kanri-dev/postgres';
 const dist = fileURLToPath(new URL('../src/', import.meta.url));
 const OPERATOR_MAIN = join(dist, 'operator', 'main.js');
+const repo = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * How the tests build packages/postgres/Dockerfile's targets for real nodes: every build passes the
+ * same arguments, so a second target finds the first's build stage cached. PGDG cannot be reached
+ * from here: Debian's own PostgreSQL 15 and pgBackRest.
+ */
+export function dockerfileBuild(tag: string, target?: 'operator') {
+  return {
+    dockerfile: join(repo, 'packages', 'postgres', 'Dockerfile'),
+    context: repo,
+    tag,
+    ...(target ? { target } : {}),
+    buildArgs: { PG_SOURCE: 'debian' },
+  };
+}
+
+/** A machine an instance runs on, to lose and get back. */
+export interface InstanceHost {
+  readonly name: string;
+  /** Power loss: every process of the host at once, nothing written to the API. */
+  crash(): Promise<void>;
+  /** The host is back and runs its Pods again (on a real node: in new sandboxes, with new Pod IPs). */
+  recover(): Promise<void>;
+}
 
 export interface PostgresEnv {
   readonly cp: ControlPlane;
@@ -44,7 +76,13 @@ export interface PostgresEnv {
   stopOperator(signal?: NodeJS.Signals): Promise<void>;
   /** How the running operator exited, if it did on its own (a crash); undefined while it runs. */
   operatorExit(): string | undefined;
-  /** Every log the test produced: operator, agents (process node container logs). */
+  /** Which kind of node runs the instances. */
+  readonly nodes: 'process' | 'real';
+  /** The host of `pod` (in namespace default). */
+  hostOf(pod: string): Promise<InstanceHost>;
+  /** Every line `container` of `pod` (in namespace default) printed, over all its starts. */
+  containerOutput(pod: string, container?: string): Promise<string[]>;
+  /** Every log the test produced: operator, agents (the nodes' container logs). */
   allLogs(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -52,6 +90,11 @@ export interface PostgresEnv {
 export async function startPostgresEnv(
   options: {
     processNodes?: number;
+    /**
+     * Real nodes instead of process nodes, running the instance image `IMAGE:15` built from the
+     * Dockerfile. Only with the options below that do not reach into a process node.
+     */
+    realNodes?: number;
     apiProxy?: boolean;
     s3?: boolean;
     pgbackrest?: boolean;
@@ -61,6 +104,18 @@ export async function startPostgresEnv(
     watchNamespace?: string;
   } = {},
 ): Promise<PostgresEnv> {
+  if (options.realNodes) {
+    const conflicting = (['processNodes', 'apiProxy', 's3', 'pgbackrest', 'extraTags'] as const).filter(
+      (o) => options[o] !== undefined && options[o] !== false,
+    );
+    if (conflicting.length > 0) throw new Error(`startPostgresEnv: realNodes cannot go with ${conflicting.join(', ')}`);
+    const [image] = (await buildImages([dockerfileBuild(`${IMAGE}:15`)])) as [BuiltImage];
+    return installOperator(
+      await startControlPlane({ realNodes: { count: options.realNodes, imageArchives: [image.archive] } }),
+      'real',
+      options.watchNamespace,
+    );
+  }
   // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
   const pgbackrest =
     options.s3 || options.pgbackrest ? runnableFileAs('postgres', await ensurePgBackRest()) : undefined;
@@ -91,6 +146,15 @@ export async function startPostgresEnv(
       images,
     },
   });
+  return installOperator(cp, 'process', options.watchNamespace);
+}
+
+/** The CRDs, the operator's namespace, RBAC and identity on a started control plane; the env around them. */
+async function installOperator(
+  cp: ControlPlane,
+  nodes: PostgresEnv['nodes'],
+  watchNamespace: string | undefined,
+): Promise<PostgresEnv> {
   const logDir = await mkdtemp(join(tmpdir(), 'kanri-pg-logs-'));
   const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   const apply = (o: Record<string, unknown>) =>
@@ -99,7 +163,6 @@ export async function startPostgresEnv(
   await apply(PostgresBackupResource.crd as unknown as Record<string, unknown>);
   await apply(PGUpgradeResource.crd as unknown as Record<string, unknown>);
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-  const watchNamespace = options.watchNamespace;
   if (watchNamespace) await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watchNamespace } });
   const rbac = postgresOperator.rbac(watchNamespace ? { watchNamespace } : {});
   for (const object of [...rbac, ...postgresOperator.admissionPolicies]) await apply(object);
@@ -126,19 +189,55 @@ export async function startPostgresEnv(
     child.kill(signal);
     await exited;
   };
+  const podOf = (pod: string) => client.resource<Pod>('v1', 'Pod').get(pod, { namespace: 'default' });
+  const realNodeOf = async (pod: string) => {
+    const nodeName = (await podOf(pod)).spec?.nodeName;
+    const node = cp.realNodes.find((n) => n.name === nodeName);
+    if (!node) throw new Error(`no real node runs ${pod} (its node: ${nodeName ?? 'none'})`);
+    return node;
+  };
+  const containerLines = async (pod: string, container = 'postgres') => {
+    if (nodes === 'real') return containerOutput(await realNodeOf(pod), 'default', pod, container);
+    const files = cp.processNodes
+      .flatMap((n) => n.containers())
+      .filter((c) => c.pod === pod && c.container === container && !c.init)
+      .map((c) => c.logFile);
+    const texts = await Promise.all([...new Set(files)].map((f) => readFile(f, 'utf8').catch(() => '')));
+    return texts.flatMap((t) => t.split('\n'));
+  };
   const allLogs = async () => {
-    const { readdir } = await import('node:fs/promises');
     const files = [
       ...(await readdir(logDir)).map((f) => join(logDir, f)),
       ...cp.processNodes.flatMap((n) => n.containers().map((c) => c.logFile)),
     ];
     const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
-    return texts.join('\n');
+    const podLogs = await Promise.all(
+      cp.realNodes.map(async (n) =>
+        (await readdir(n.podLogsDir, { recursive: true }).catch(() => [] as string[]))
+          .filter((f) => f.endsWith('.log'))
+          .map((f) => join(n.podLogsDir, f)),
+      ),
+    );
+    const podTexts = await Promise.all(podLogs.flat().map((f) => readFile(f, 'utf8').catch(() => '')));
+    return [...texts, ...podTexts].join('\n');
   };
   return {
     cp,
     client,
     logDir,
+    nodes,
+    async hostOf(pod) {
+      if (nodes === 'process') return processNodeOf(cp, pod);
+      const node = await realNodeOf(pod);
+      return {
+        name: node.name,
+        crash: async () => {
+          await node.powerOff();
+        },
+        recover: () => node.powerOn(),
+      };
+    },
+    containerOutput: containerLines,
     async startOperator(options = {}) {
       const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
       operator = spawn(process.execPath, [OPERATOR_MAIN], {
@@ -178,6 +277,13 @@ export async function startPostgresEnv(
         throw new Error(`the instance admission policies refused an agent's write:\n${refused.slice(0, 5).join('\n')}`);
     },
   };
+}
+
+/** The process node that runs `pod` now. */
+export function processNodeOf(cp: ControlPlane, pod: string): ProcessNode {
+  const node = cp.processNodes.find((n) => n.containers().some((c) => c.pod === pod && c.pid !== undefined));
+  if (!node) throw new Error(`no process node runs ${pod}`);
+  return node;
 }
 
 export const volume = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };

@@ -14,7 +14,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { helmChart } from '@kanri/api';
 import { KubeClient } from '@kanri/client';
@@ -31,21 +30,15 @@ import type { Namespace, Node, Pod, Service } from 'kubernetes-types/core/v1.js'
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import pg from 'pg';
 import { LABEL, names, postgresOperator, ROLE } from '../src/index.js';
-import { clusterManifest, clusters, connect, IMAGE, secretValue, waitReady } from './harness.js';
+import { clusterManifest, clusters, connect, dockerfileBuild, IMAGE, secretValue, waitReady } from './harness.js';
 import { instancePods } from './support/cluster-observers.js';
 
 const run = promisify(execFile);
-const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const NAMESPACE = postgresOperator.namespace ?? 'postgres-operator';
 const unsupported = await realNodesUnsupportedReason();
 const CLUSTER = 'real';
 /** The README's failover goal (lease + 2 s), asserted at the database as failover-rto.test.ts does on process nodes. */
 const RTO_GOAL_SECONDS = 17;
-/**
- * The same arguments for both targets, so that the second build finds the first's build stage
- * cached. PGDG cannot be reached from here: Debian's own PostgreSQL 15 and pgBackRest.
- */
-const BUILD_ARGS = { PG_SOURCE: 'debian' };
 /** Runs `sql` once as the superuser at `address` within about a second; its rows, or undefined on any failure. */
 async function tryQuery<R extends pg.QueryResultRow>(address: string, password: string, sql: string) {
   const [host, port] = address.split(':');
@@ -100,10 +93,9 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
   };
 
   before(async () => {
-    const dockerfile = join(repo, 'packages', 'postgres', 'Dockerfile');
     [operatorImage, instanceImage] = (await buildImages([
-      { dockerfile, context: repo, tag: postgresOperator.image, target: 'operator', buildArgs: BUILD_ARGS },
-      { dockerfile, context: repo, tag: `${IMAGE}:15`, buildArgs: BUILD_ARGS },
+      dockerfileBuild(postgresOperator.image, 'operator'),
+      dockerfileBuild(`${IMAGE}:15`),
     ])) as [BuiltImage, BuiltImage];
     console.log(
       `images: ${[operatorImage, instanceImage].map((i) => `${i.tag} ${(i.bytes / 1e6).toFixed(0)} MB in ${(i.ms / 1000).toFixed(1)} s`).join(', ')}`,

@@ -1,12 +1,12 @@
 /**
- * Failover tests' world: the end-to-end harness with 3 process nodes (optionally each behind its
- * own API proxy), clusters with one instance per node, a client that writes a sequence through
- * `<name>-primary` and records every acknowledged commit, and a watcher that tries a write on every
- * instance directly every 50 ms to catch two primaries at once.
+ * Failover tests' world: the end-to-end harness with 3 nodes (process nodes, optionally each behind
+ * its own API proxy, or real nodes), clusters with one instance per node, a client that writes a
+ * sequence through `<name>-primary` and records every acknowledged commit, and a watcher that tries
+ * a write on every instance directly every 50 ms to catch two primaries at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient, KubeObject } from '@kanri/client';
-import { type ControlPlane, type ProcessNode, ServiceEndpointReader, waitFor } from '@kanri/testenv';
+import { type ControlPlane, realNodesUnsupportedReason, ServiceEndpointReader, waitFor } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
 import {
@@ -17,13 +17,57 @@ import {
   type PostgresCluster,
   PostgresClusterResource,
 } from '../../src/index.js';
-import { clusters, type PostgresEnv, startPostgresEnv } from '../harness.js';
+import { clusters, type PostgresEnv, processNodeOf, startPostgresEnv } from '../harness.js';
 
 export type FailoverEnv = PostgresEnv;
 
-/** Three process nodes, so every instance has a host of its own to lose. */
-export function startFailoverEnv(options: { apiProxy?: boolean } = {}): Promise<FailoverEnv> {
-  return startPostgresEnv({ processNodes: 3, apiProxy: options.apiProxy ?? false });
+/** Chooses the node kind of the tests that can run on either: `KANRI_FAILOVER_NODES`, process by default. */
+export const FAILOVER_NODES_VARIABLE = 'KANRI_FAILOVER_NODES';
+
+/** The node kind `KANRI_FAILOVER_NODES` asks for; an unknown value is an error naming it. */
+export function failoverNodes(env: NodeJS.ProcessEnv = process.env): PostgresEnv['nodes'] {
+  const value = env[FAILOVER_NODES_VARIABLE] ?? 'process';
+  if (value !== 'process' && value !== 'real') {
+    throw new Error(`${FAILOVER_NODES_VARIABLE}=${value}: expected process or real`);
+  }
+  return value;
+}
+
+/**
+ * Three nodes, so every instance has a host of its own to lose: process nodes, or real nodes when
+ * `nodes` (by default from `KANRI_FAILOVER_NODES`) says so. Real nodes where the machine cannot run
+ * them fail with the reason, rather than quietly testing process nodes instead.
+ */
+export async function startFailoverEnv(
+  options: { apiProxy?: boolean; nodes?: PostgresEnv['nodes'] } = {},
+): Promise<FailoverEnv> {
+  const nodes = options.nodes ?? failoverNodes();
+  if (nodes === 'process') return startPostgresEnv({ processNodes: 3, apiProxy: options.apiProxy ?? false });
+  if (options.apiProxy) throw new Error('startFailoverEnv: apiProxy needs process nodes');
+  const unsupported = await realNodesUnsupportedReason();
+  if (unsupported) throw new Error(`${FAILOVER_NODES_VARIABLE}=real, but real nodes cannot run here: ${unsupported}`);
+  return startPostgresEnv({ realNodes: 3 });
+}
+
+/**
+ * The current Pod IP of an instance, read from the API at most every 500 ms per Pod: a real node's
+ * Pods come back from a power loss with new addresses.
+ */
+export function podAddresses(client: KubeClient): (pod: string) => Promise<string | undefined> {
+  const known = new Map<string, { ip: string | undefined; at: number }>();
+  return async (pod) => {
+    const cached = known.get(pod);
+    if (cached && performance.now() - cached.at < 500) return cached.ip;
+    const ip = await client
+      .resource<Pod>('v1', 'Pod')
+      .get(pod, { namespace: 'default' })
+      .then(
+        (p) => p.status?.podIP,
+        () => cached?.ip,
+      );
+    known.set(pod, { ip, at: performance.now() });
+    return ip;
+  };
 }
 
 export function failoverCluster(name: string, replicas: number, ha: Record<string, unknown> = {}): PostgresCluster {
@@ -112,11 +156,8 @@ export async function waitHealthy(client: KubeClient, cluster: string, instances
   );
 }
 
-export function nodeOf(cp: ControlPlane, pod: string): ProcessNode {
-  const node = cp.processNodes.find((n) => n.containers().some((c) => c.pod === pod && c.pid !== undefined));
-  if (!node) throw new Error(`no process node runs ${pod}`);
-  return node;
-}
+/** The process node that runs `pod`; `env.hostOf` for tests that run on either kind of node. */
+export const nodeOf = processNodeOf;
 
 export async function sql<R extends Record<string, unknown>>(
   host: string,
@@ -273,9 +314,14 @@ export class SplitBrainWatcher {
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
 
+  /**
+   * `addressOf`, when given, is asked for an instance's address at every (re)connection, so that
+   * the watcher follows a Pod to a new IP; `ip` is used when it knows none.
+   */
   constructor(
     private readonly instances: readonly { name: string; ip: string }[],
     private readonly password: string,
+    private readonly addressOf?: (pod: string) => Promise<string | undefined>,
   ) {}
 
   start(): void {
@@ -337,7 +383,7 @@ export class SplitBrainWatcher {
       try {
         if (!db) {
           db = new pg.Client({
-            host: ip,
+            host: (await this.addressOf?.(pod)) ?? ip,
             port: 5432,
             user: 'postgres',
             password: this.password,
