@@ -212,6 +212,9 @@ export interface Ack {
   readonly lsn: string;
 }
 
+/** How long the sequence writer waits for a connection before it looks the primary up again. */
+export const WRITER_CONNECT_TIMEOUT_MS = 2_000;
+
 /**
  * Writes 1, 2, 3, … one transaction each through `<cluster>-primary` (looked up again after every
  * error), records each acknowledged commit. Errors and timeouts are not acknowledgements.
@@ -219,6 +222,12 @@ export interface Ack {
 export class SequenceWriter {
   readonly acks: Ack[] = [];
   errors = 0;
+  /**
+   * Each failed attempt: when it ended, the address it went to (when it got that far) and how long
+   * it took, so a slow failover can be told apart from a client stuck on a dead address.
+   */
+  readonly failures: { readonly at: number; readonly host?: string; readonly ms: number; readonly message: string }[] =
+    [];
   #next = 1;
   #stop = new AbortController();
   #running: Promise<void> | undefined;
@@ -247,19 +256,21 @@ export class SequenceWriter {
     const endpoints = new ServiceEndpointReader(this.cp);
     while (!this.#stop.signal.aborted) {
       let db: pg.Client | undefined;
+      let host: string | undefined;
+      let started = performance.now();
       try {
         const ready = (await endpoints.endpoints('default', names.primaryService(this.cluster), 5432)).find(
           (e) => e.ready,
         );
         if (!ready) throw new Error('no ready endpoint');
-        const host = ready.ip;
+        host = ready.ip;
         db = new pg.Client({
           host,
           port: 5432,
           user: 'postgres',
           password: this.password,
           database: 'postgres',
-          connectionTimeoutMillis: 2_000,
+          connectionTimeoutMillis: WRITER_CONNECT_TIMEOUT_MS,
           query_timeout: 5_000,
         });
         db.on('error', () => undefined);
@@ -275,8 +286,11 @@ export class SequenceWriter {
             `BEGIN; INSERT INTO seq (n) VALUES (${n}); COMMIT; SELECT pg_current_wal_lsn()::text AS lsn`,
           )) as unknown as pg.QueryResult<{ lsn: string }>[];
           this.acks.push({ n, at: performance.now(), host, lsn: results.at(-1)?.rows[0]?.lsn ?? '' });
+          started = performance.now();
         }
-      } catch {
+      } catch (error) {
+        const at = performance.now();
+        this.failures.push({ at, ...(host ? { host } : {}), ms: at - started, message: (error as Error).message });
         this.errors++;
         await sleep(50);
       } finally {
