@@ -48,11 +48,11 @@ const RTO_BOUND_MS = (LEASE_SECONDS + 2) * 1000;
  * Which figure the RTO bound applies to. On process nodes, the client's: a killed host's address
  * refuses connections at once, so the client's delay is Kanri's. On real nodes a powered-off Pod's
  * address answers nothing, and the client's attempt to it that began just before the promotion
- * runs out the client's own connection timeout before it looks the primary up again (measured:
- * the client's last failed attempt is such a timeout, 71–221 ms before its first write, and the
- * client lagged the database by 0.27–2.25 s, in 20 trials). There the bound applies at the database (the watcher's
- * first write on the new primary, as real-nodes.test.ts measures), and the client must follow
- * within one connection timeout of it.
+ * runs out the client's own connection timeout before it looks the primary up again (measured in
+ * 20 trials: the client's last failed attempt was such a timeout, 71–221 ms before its first
+ * write, and the client lagged the database by 0.27–2.25 s). There the bound applies at the
+ * database (the watcher's first write on the new primary, as real-nodes.test.ts measures), and the
+ * client must follow within one connection timeout of it.
  */
 function boundedFigure(nodes: FailoverEnv['nodes']): 'client' | 'database' {
   return nodes === 'process' ? 'client' : 'database';
