@@ -17,6 +17,7 @@ import {
   type FailoverEnv,
   failoverCluster,
   leaseOf,
+  podIP,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -117,7 +118,7 @@ describe('a former primary that pg_rewind cannot bring back is re-cloned', { tim
 
     // A clone of the same cluster, streaming from the new primary and replaying its writes. A real
     // node's Pod came back from the power loss with a new address.
-    const newIP = (await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary)?.status?.podIP;
+    const newIP = await podIP(env.client, primary);
     assert.ok(newIP, `${primary} has a Pod IP`);
     assert.equal(await systemId(newIP), cluster);
     await waitFor(

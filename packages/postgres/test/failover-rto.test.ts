@@ -21,6 +21,7 @@ import {
   leaseOf,
   median,
   podAddresses,
+  podIP,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -188,7 +189,7 @@ describe('failover with default HA settings: RTO, commits lost (async), no split
         ? `${failures.length} failed attempts, the last (${last.message}, ${Math.round(last.ms)} ms, to ${last.host === oldIP ? 'the crashed primary' : (last.host ?? 'no address')}) ended ${Math.round(first.at - last.at)} ms before the first write`
         : 'no failed attempt';
       // Its data equals the new primary's up to a point both have.
-      const rejoinedIP = (await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary)?.status?.podIP;
+      const rejoinedIP = await podIP(env.client, primary);
       assert.ok(rejoinedIP, `${primary} has a Pod IP`);
       const [{ m } = { m: '0' }] = await sql<{ m: string }>(first.host, password, 'SELECT max(n)::text AS m FROM seq');
       const digest = `SELECT count(*)::text AS c, md5(string_agg(n::text, ',' ORDER BY n)) AS h FROM seq WHERE n <= ${Number(m)}`;

@@ -49,22 +49,18 @@ export async function startFailoverEnv(
   return startPostgresEnv({ realNodes: 3 });
 }
 
-/**
- * The current Pod IP of an instance, read from the API at most every 500 ms per Pod: a real node's
- * Pods come back from a power loss with new addresses.
- */
+/** An instance's Pod IP as the API has it now: a real node's Pods come back from a power loss with new ones. */
+export async function podIP(client: KubeClient, pod: string): Promise<string | undefined> {
+  return (await client.resource<Pod>('v1', 'Pod').get(pod, { namespace: 'default' })).status?.podIP;
+}
+
+/** {@link podIP}, read from the API at most every 500 ms per Pod; the last one known while the API fails. */
 export function podAddresses(client: KubeClient): (pod: string) => Promise<string | undefined> {
   const known = new Map<string, { ip: string | undefined; at: number }>();
   return async (pod) => {
     const cached = known.get(pod);
     if (cached && performance.now() - cached.at < 500) return cached.ip;
-    const ip = await client
-      .resource<Pod>('v1', 'Pod')
-      .get(pod, { namespace: 'default' })
-      .then(
-        (p) => p.status?.podIP,
-        () => cached?.ip,
-      );
+    const ip = await podIP(client, pod).catch(() => cached?.ip);
     known.set(pod, { ip, at: performance.now() });
     return ip;
   };
