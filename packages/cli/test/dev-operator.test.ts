@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { defineOperator } from '@kanri/api';
 import { KubeClient, type KubeObject } from '@kanri/client';
-import { isProcessAlive, waitFor } from '@kanri/testenv';
+import { isProcessAlive, waitFor, withParentDeathSignal } from '@kanri/testenv';
 import { readDevState } from '../src/dev-state.js';
 import { isOperatorDefinition, pickOperator, resolveOperatorModule } from '../src/operator-module.js';
 import { formatLogLine } from '../src/pretty-log.js';
@@ -123,11 +123,14 @@ describe('kanri dev run', () => {
   });
 
   it('installs the CRDs, runs the Website operator until SIGINT, and exits 0', async () => {
-    const child = spawn(process.execPath, [kanriMain, 'dev', 'run', '--operator', websiteOperator], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      ...withParentDeathSignal(process.execPath, [kanriMain, 'dev', 'run', '--operator', websiteOperator]),
+      {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {

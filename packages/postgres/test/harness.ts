@@ -25,6 +25,7 @@ import {
   serviceAddress,
   startControlPlane,
   waitFor,
+  withParentDeathSignal,
 } from '@kanri/testenv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
@@ -240,7 +241,7 @@ async function installOperator(
     containerOutput: containerLines,
     async startOperator(options = {}) {
       const log = createWriteStream(join(logDir, `operator-${runs++}.log`));
-      operator = spawn(process.execPath, [OPERATOR_MAIN], {
+      operator = spawn(...withParentDeathSignal(process.execPath, [OPERATOR_MAIN]), {
         env: {
           ...process.env,
           KUBECONFIG: identity.kubeconfigPath,

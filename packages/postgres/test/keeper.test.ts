@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { isProcessAlive, waitFor } from '@kanri/testenv';
+import { isProcessAlive, waitFor, withParentDeathSignal } from '@kanri/testenv';
 
 // Compiled to dist/test: the agent's modules are in dist/src/agent.
 const dist = new URL('../src/agent/', import.meta.url).href;
@@ -78,7 +78,7 @@ describe('the keeper', () => {
        const log = createAgentLogger(new Redactor(), { component: 'keeper' });
        runKeeper({ script: ${JSON.stringify(agent)}, secretVariables: ['KANRI_TEST_SECRET'], log }).then((code) => process.exit(code));`,
     );
-    const keeper = spawn(process.execPath, [main], {
+    const keeper = spawn(...withParentDeathSignal(process.execPath, [main]), {
       env: { ...process.env, KANRI_TEST_SECRET: 'x', KANRI_AGENT_PROCESS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

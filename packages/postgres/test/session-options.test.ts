@@ -21,7 +21,10 @@ import { PORT, SUPERUSER } from '../src/contract/index.js';
 import { chownToPostgres } from './fixtures/agent-cluster.js';
 
 const asPostgres = (program: string, args: string[]) =>
-  ['/usr/bin/setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', program, ...args]] as const;
+  [
+    '/usr/bin/setpriv',
+    ['--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'KILL', '--', program, ...args],
+  ] as const;
 
 describe('the agent’s sessions under a server-wide statement_timeout', () => {
   const bin = findPgBin(process.env.PG_BIN);

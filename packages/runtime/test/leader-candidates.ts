@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { KubeClient } from '@kanri/client';
+import { withParentDeathSignal } from '@kanri/testenv';
 import { type LeaderElectionOptions, LeaderElector } from '../src/index.js';
 import type { LeaderChildConfig } from './fixtures/leader-child.js';
 
@@ -102,9 +103,12 @@ export class ChildCandidate {
   exitedAt: number | undefined;
 
   constructor(config: LeaderChildConfig) {
-    this.child = spawn(process.execPath, ['--enable-source-maps', CHILD_SCRIPT, JSON.stringify(config)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    this.child = spawn(
+      ...withParentDeathSignal(process.execPath, ['--enable-source-maps', CHILD_SCRIPT, JSON.stringify(config)]),
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     createInterface({ input: this.child.stdout }).on('line', (line) => this.lines.push(line));
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '@kanri/client';
-import { type ControlPlane, startControlPlane } from '@kanri/testenv';
+import { type ControlPlane, startControlPlane, withParentDeathSignal } from '@kanri/testenv';
 import { installWidgetCrd, type Widget, waitFor } from './helpers.js';
 import { LeaseHistory } from './lease-history.js';
 
@@ -37,7 +37,7 @@ describe('two manager processes with leader election', () => {
   });
 
   const launch = (identity: string): Candidate => {
-    const child = spawn(process.execPath, [fixture, cp.kubeconfigPath, identity], {
+    const child = spawn(...withParentDeathSignal(process.execPath, [fixture, cp.kubeconfigPath, identity]), {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(child);

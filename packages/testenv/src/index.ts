@@ -38,7 +38,7 @@ export { ensureNodeBaseImage } from './images/node-base-image.js';
 export type { PostgresImageMajor } from './images/postgres-image-build.js';
 export { postgresImageBuildArgs } from './images/postgres-image-build.js';
 export type { Kubeconfig } from './kubeconfig.js';
-export { isProcessAlive } from './managed-process.js';
+export { isProcessAlive, withParentDeathSignal } from './managed-process.js';
 export { postgresInstallations, postgresVersionImages, postgresVersionOf } from './postgres-images.js';
 export type { ImageMapping, ImageMappings } from './process-node/image.js';
 export { resolveMountPath, VOLUME_MOUNTS_ENV } from './process-node/mount-path.js';

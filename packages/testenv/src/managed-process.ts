@@ -29,6 +29,21 @@ export interface StartProcessOptions {
 }
 
 const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/**
+ * `command args` wrapped so that the process gets SIGKILL when this one dies, even by SIGKILL
+ * (Linux's parent-death signal, through util-linux `setpriv`, which execs: the PID is the
+ * command's own). Unwrapped where there is no `setpriv`. For a child a test spawns itself (an
+ * operator, a fixture) that must not outlive a test file the runner killed on its timeout.
+ *
+ * @example
+ * ```ts
+ * const child = spawn(...withParentDeathSignal(process.execPath, ['operator.js']), { stdio: 'inherit' });
+ * ```
+ */
+export function withParentDeathSignal(command: string, args: readonly string[]): [string, string[]] {
+  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, [...args]];
+}
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
@@ -71,9 +86,7 @@ export class ManagedProcess {
     installExitHook();
     this.name = options.name;
     this.logFile = options.logFile;
-    const [command, args] = SETPRIV
-      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', options.command, ...options.args]]
-      : [options.command, [...options.args]];
+    const [command, args] = withParentDeathSignal(options.command, options.args);
     const log = openSync(options.logFile, 'a');
     try {
       this.#child = spawn(command, args, {
