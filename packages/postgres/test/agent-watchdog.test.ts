@@ -16,6 +16,7 @@ import {
   type FailoverEnv,
   failoverCluster,
   leaseOf,
+  PACED_WRITES,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -57,7 +58,7 @@ describe('the keeper: a stalled agent is fenced by its watchdog, a killed agent 
   it("a primary's agent stalled (SIGSTOP): the keeper stops postgres, the old primary takes no write after the new primary's first, no split brain", async () => {
     const { primary } = await waitHealthy(env.client, CLUSTER, 2);
     const primaryIP = ipOf.get(primary) as string;
-    const writer = new SequenceWriter(env.cp, CLUSTER, password);
+    const writer = new SequenceWriter(env.cp, CLUSTER, password, PACED_WRITES);
     const watcher = new SplitBrainWatcher(
       [...ipOf].map(([name, ip]) => ({ name, ip })),
       password,
@@ -142,7 +143,7 @@ describe('the keeper: a stalled agent is fenced by its watchdog, a killed agent 
     const transitions = (leaseBefore.spec as { leaseTransitions?: number } | undefined)?.leaseTransitions;
     // A new writer counts from 1 again.
     await sql(primaryIP, password, 'TRUNCATE seq');
-    const writer = new SequenceWriter(env.cp, CLUSTER, password);
+    const writer = new SequenceWriter(env.cp, CLUSTER, password, PACED_WRITES);
     writer.start();
     try {
       await waitFor('writes to flow', () => writer.acks.length > 20, 60_000, 50);

@@ -27,7 +27,7 @@ import {
 } from './support/backup-fixtures.js';
 import { archivedSegments, repoObjects, segmentGaps } from './support/backup-repo.js';
 import { clusterEvents, dataClaims, instancePods, waitForClusterEvent } from './support/cluster-observers.js';
-import { nodeOf, podsOf, SequenceWriter, sql, superuserPassword } from './support/failover-env.js';
+import { nodeOf, PACED_WRITES, podsOf, SequenceWriter, sql, superuserPassword } from './support/failover-env.js';
 
 const SOURCE = 'ledger';
 const REPO_PATH = `/pgbackrest/default/${SOURCE}/repo1`;
@@ -129,7 +129,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
 
   it('an S3 outage: WALArchiving False within 30 s, a backup fails, archiving resumes without a gap', async () => {
     await freshTable(SOURCE);
-    writer = new SequenceWriter(env.cp, SOURCE, await superuserPassword(env.client, SOURCE));
+    writer = new SequenceWriter(env.cp, SOURCE, await superuserPassword(env.client, SOURCE), PACED_WRITES);
     writer.start();
     await waitFor('writes', async () => ((writer?.acks.length ?? 0) > 50 ? true : undefined), 60_000, 200);
     await waitArchived(SOURCE, await switchWal(SOURCE));
@@ -277,7 +277,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
   it('total loss: a clone from the bare repo misses only the last archive_timeout of commits', async () => {
     await freshTable(SOURCE);
     await waitArchived(SOURCE, await switchWal(SOURCE));
-    writer = new SequenceWriter(env.cp, SOURCE, await superuserPassword(env.client, SOURCE));
+    writer = new SequenceWriter(env.cp, SOURCE, await superuserPassword(env.client, SOURCE), PACED_WRITES);
     writer.start();
     // Longer than the default archive_timeout (60 s) would leave unarchived: the parameter decides.
     await sleep(45_000);

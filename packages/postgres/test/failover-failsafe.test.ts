@@ -21,6 +21,7 @@ import {
   failoverCluster,
   leaseOf,
   nodeOf,
+  PACED_WRITES,
   podsOf,
   SequenceWriter,
   SplitBrainWatcher,
@@ -92,7 +93,7 @@ describe('failsafe mode: API-server outages', { timeout: 30 * 60_000 }, () => {
     password = await superuserPassword(env.client, CLUSTER);
     await sql(ipOf.get(primary) as string, password, 'CREATE TABLE seq (n bigint PRIMARY KEY)');
     await sql(ipOf.get(primary) as string, password, 'CREATE TABLE brain (pod text, at timestamptz DEFAULT now())');
-    writer = new SequenceWriter(env.cp, CLUSTER, password);
+    writer = new SequenceWriter(env.cp, CLUSTER, password, PACED_WRITES);
     writer.start();
     watcher = new SplitBrainWatcher(
       [...ipOf].map(([name, ip]) => ({ name, ip })),

@@ -15,6 +15,7 @@ import {
   failoverCluster,
   leaseOf,
   nodeOf,
+  PACED_WRITES,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -59,7 +60,7 @@ describe('fencing, candidate choice and the lag limit', { timeout: 30 * 60_000 }
     const name = 'fence';
     // Without the failsafe mode, which would keep a primary that its replicas vouch for (failover-failsafe.test.ts).
     const { primary, ipOf, password } = await setUp(name, 3, { ...HA, failsafeMode: false });
-    const writer = new SequenceWriter(env.cp, name, password);
+    const writer = new SequenceWriter(env.cp, name, password, PACED_WRITES);
     const watcher = new SplitBrainWatcher(
       [...ipOf].map(([pod, ip]) => ({ name: pod, ip })),
       password,
