@@ -4,6 +4,9 @@
  * spec instead (see ha-defaults.ts), so a spec change reaches running agents.
  */
 
+/** The agent image's argument that runs the repo host (contract/repo-host.ts) instead of an instance. */
+export const REPO_HOST_ARG = 'repo-host';
+
 /**
  * `agent` serves the probes and metrics over plain HTTP (and the peer API while the agent has no
  * peer certificate); `peer` serves the peer API over mutual TLS (contract/postgres-tls.ts).

@@ -1,6 +1,6 @@
 /**
  * The repo host, as PGO runs it for `volume` repos: one Pod per cluster (the agent image, started
- * with the argument {@link REPO_HOST_ARG}) that mounts each volume repo's PVC at
+ * with the argument `repo-host`, REPO_HOST_ARG in instance-environment.ts) that mounts each volume repo's PVC at
  * `/pgbackrest/<repo>` and serves it over pgBackRest's TLS server. The instances archive, restore
  * and create the stanza through it; it runs the cluster's backups, reaching the primary's own
  * pgBackRest TLS server (pgBackRest backs up only from the host that holds the repo).
@@ -21,9 +21,6 @@ import { GROUP } from './names.js';
 
 /** pgBackRest's TLS server port (its default, and PGO's). */
 export const PGBACKREST_SERVER_PORT = 8432;
-
-/** The agent image's argument that runs the repo host instead of an instance. */
-export const REPO_HOST_ARG = 'repo-host';
 
 /** Label on the repo host Pod (and its repo volumes): `true`. */
 export const REPO_HOST_LABEL = `${GROUP}/repo-host`;
