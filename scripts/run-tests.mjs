@@ -81,7 +81,12 @@ const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.min(3, av
 
 // Longest first, by each file's time in earlier runs on this machine (scripts/test-durations-reporter.mjs):
 // a long file started last would run alone at the end. Unknown files count as long, then by name.
-const durationsFile = join(process.env.KANRI_CACHE_DIR || join(homedir(), '.cache', 'kanri'), 'test-durations.json');
+// One file per Node major: CI's smoke sets run the same files on 22 and 24, one at a time and at a
+// lower priority, and their times would otherwise replace the suite's own.
+const durationsFile = join(
+  process.env.KANRI_CACHE_DIR || join(homedir(), '.cache', 'kanri'),
+  `test-durations-node${process.versions.node.split('.')[0]}.json`,
+);
 let known = {};
 try {
   known = JSON.parse(readFileSync(durationsFile, 'utf8'));
