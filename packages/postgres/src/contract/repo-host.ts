@@ -1,9 +1,9 @@
 /**
  * The repo host, as PGO runs it for `volume` repos: one Pod per cluster (the agent image, started
- * with the argument `repo-host`, REPO_HOST_ARG in instance-environment.ts) that mounts each volume repo's PVC at
- * `/pgbackrest/<repo>` and serves it over pgBackRest's TLS server. The instances archive, restore
- * and create the stanza through it; it runs the cluster's backups, reaching the primary's own
- * pgBackRest TLS server (pgBackRest backs up only from the host that holds the repo).
+ * with the argument `repo-host`, REPO_HOST_ARG in instance-environment.ts) that mounts each volume
+ * repo's PVC at `/pgbackrest/<repo>` and serves it over pgBackRest's TLS server. The instances
+ * archive, restore and create the stanza through it; it runs the cluster's backups, reaching the
+ * primary's own pgBackRest TLS server (pgBackRest backs up only from the host that holds the repo).
  *
  * Certificates: the operator keeps a CA per cluster (Secret {@link names.pgbackrestCa}, never
  * mounted) and issues each Pod a certificate for its Pod IP once the Pod has one, into the Secret
