@@ -111,6 +111,20 @@ const runs = [
   { label: 'the rest', files: files.filter((f) => !TIMED.includes(f)), concurrency },
 ].filter((run) => run.files.length > 0);
 
+// The real-node images are built before the timed files rather than by real-nodes.test.js beside
+// failover-rto (see packages/postgres/test/support/build-real-node-images.ts). Real nodes need root.
+const realNodesFile = join(root, 'packages', 'postgres', 'dist', 'test', 'real-nodes.test.js');
+if (files.includes(realNodesFile) && process.getuid?.() === 0) {
+  spawnSync(
+    process.execPath,
+    [join(root, 'packages', 'postgres', 'dist', 'test', 'support', 'build-real-node-images.js')],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
+}
+
 const failed = [];
 for (const run of runs) {
   if (runs.length > 1)
