@@ -58,6 +58,14 @@ export function dockerfileBuild(tag: string, target?: 'operator') {
   };
 }
 
+/**
+ * The images real-nodes.test.ts runs, the operator's and the instance's targets; run-tests.mjs
+ * builds them before the timed files (support/build-real-node-images.ts).
+ */
+export function realNodeImageBuilds() {
+  return [dockerfileBuild(postgresOperator.image, 'operator'), dockerfileBuild(`${IMAGE}:15`)] as const;
+}
+
 /** A machine an instance runs on, to lose and get back. */
 export interface InstanceHost {
   readonly name: string;

@@ -30,7 +30,7 @@ import type { Namespace, Node, Pod, Service } from 'kubernetes-types/core/v1.js'
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import pg from 'pg';
 import { LABEL, names, postgresOperator, ROLE } from '../src/index.js';
-import { clusterManifest, clusters, connect, dockerfileBuild, IMAGE, secretValue, waitReady } from './harness.js';
+import { clusterManifest, clusters, connect, IMAGE, realNodeImageBuilds, secretValue, waitReady } from './harness.js';
 import { instancePods } from './support/cluster-observers.js';
 
 const run = promisify(execFile);
@@ -93,10 +93,7 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
   };
 
   before(async () => {
-    [operatorImage, instanceImage] = (await buildImages([
-      dockerfileBuild(postgresOperator.image, 'operator'),
-      dockerfileBuild(`${IMAGE}:15`),
-    ])) as [BuiltImage, BuiltImage];
+    [operatorImage, instanceImage] = (await buildImages(realNodeImageBuilds())) as [BuiltImage, BuiltImage];
     console.log(
       `images: ${[operatorImage, instanceImage].map((i) => `${i.tag} ${(i.bytes / 1e6).toFixed(0)} MB in ${(i.ms / 1000).toFixed(1)} s`).join(', ')}`,
     );

@@ -13,8 +13,18 @@ export const LOOPBACK = '127.0.0.1';
 /** The lowest port tried: above the registered services most machines run. */
 const FIRST_PORT = 10_000;
 
-/** The first port of Linux's ephemeral range (`ip_local_port_range`); its default elsewhere. */
+let ephemeralStart: number | undefined;
+
+/**
+ * The first port of Linux's ephemeral range (`ip_local_port_range`); its default elsewhere. Read
+ * once per process: a control plane reserves a dozen ports.
+ */
 export function ephemeralPortStart(): number {
+  ephemeralStart ??= readEphemeralPortStart();
+  return ephemeralStart;
+}
+
+function readEphemeralPortStart(): number {
   try {
     const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(first) && first > FIRST_PORT) return first;

@@ -6,14 +6,10 @@
  * cached. A build that fails here is only reported: the file that needs the image fails with it.
  */
 import { buildImages } from '@kanri/testenv';
-import { postgresOperator } from '../../src/index.js';
-import { dockerfileBuild, IMAGE } from '../harness.js';
+import { realNodeImageBuilds } from '../harness.js';
 
 try {
-  const built = await buildImages([
-    dockerfileBuild(postgresOperator.image, 'operator'),
-    dockerfileBuild(`${IMAGE}:15`),
-  ]);
+  const built = await buildImages(realNodeImageBuilds());
   console.log(`# real-node images: ${built.map((i) => `${i.tag} in ${(i.ms / 1000).toFixed(1)} s`).join(', ')}`);
 } catch (error) {
   console.log(`# real-node images not built before the timed files: ${(error as Error).message}`);
