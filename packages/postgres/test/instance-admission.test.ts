@@ -94,17 +94,27 @@ describe('an instance identity’s writes', () => {
     const path = join(cp.dataDir ?? tmpdir(), `agent-kubeconfig-${process.pid}`);
     await writeFile(path, stringify(kubeconfig), { mode: 0o600 });
     agent = await KubeClient.load({ kubeconfig: path, maxAttempts: 1 });
-    // Policies take effect once the API server has compiled them.
-    await waitFor(
-      'the policies to be in force',
-      async () => {
-        const outcome = await attempt(() => patch('web-0', { metadata: { labels: { app: 'x' } } }));
-        if (!outcome.startsWith('403')) throw new Error(outcome);
-        return outcome;
-      },
-      30_000,
-      250,
-    );
+    // Each policy takes effect once the API server's policy source has seen it and its binding, and
+    // compiled them: the Pod policy in force says nothing of the Lease policy applied after it. A
+    // dry run goes through admission without writing, so probing leaves no Lease behind.
+    const probes = {
+      pods: () => patch('web-0', { metadata: { labels: { app: 'x' } } }),
+      leases: () =>
+        agent
+          .resource('coordination.k8s.io/v1', 'Lease')
+          .create({ metadata: { name: names.leaderLease('other'), namespace: NS } }, { dryRun: true }),
+    };
+    for (const [policy, probe] of Object.entries(probes))
+      await waitFor(
+        `the ${policy} policy to be in force`,
+        async () => {
+          const outcome = await attempt(probe);
+          if (!outcome.startsWith('403')) throw new Error(outcome);
+          return outcome;
+        },
+        30_000,
+        250,
+      );
   });
   after(async () => {
     await agent?.close();
