@@ -64,7 +64,8 @@ if (files.length === 0) {
 // or fences within its renew deadline): they hold with one other file beside them on 2 cores and
 // missed at 4 files at a time (README, Measured). They run first, two at a time, before the rest:
 // much of their time is waiting on a Lease or an outage (the 2 cores ~37% idle under them), which
-// CI's smoke sets, at nice 10 beside npm test (.ci/run), fill instead of loading the other round.
+// CI's smoke sets, at a tenth of the CPU weight beside npm test (.ci/run), fill instead of loading
+// the other round.
 const TIMED = [
   'agent-fencing',
   'agent-watchdog',
