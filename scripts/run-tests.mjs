@@ -63,9 +63,8 @@ if (files.length === 0) {
 // Files that bound failover timing on a lease clock (RTO within lease + 2 s, a primary that renews
 // or fences within its renew deadline): they hold with one other file beside them on 2 cores and
 // missed at 4 files at a time (README, Measured). They run first, two at a time, before the rest:
-// much of their time is waiting on a Lease or an outage (the 2 cores ~37% idle under them), which
-// CI's smoke sets, at a tenth of the CPU weight beside npm test (.ci/run), fill instead of loading
-// the other round.
+// much of their time is waiting on a Lease or an outage (the 2 cores about a quarter idle under
+// them, CI's smoke sets beside them in .ci/run).
 const TIMED = [
   'agent-fencing',
   'agent-watchdog',
@@ -76,17 +75,18 @@ const TIMED = [
   'real-nodes',
 ].map((name) => join(root, 'packages', 'postgres', 'dist', 'test', `${name}.test.js`));
 
-// The rest run two more than the cores at a time (4 on 2 cores): their bounds are minutes, and
-// much of their time is waiting (for a Lease, an outage, a backup). At 2 files at a time the 2
-// cores were ~37% idle; at 3 they were saturated for the first 12 minutes but 20–50% idle for
-// the last 8 (CI, 2026-12-04). KANRI_TEST_CONCURRENCY overrides it; the timed files never run
-// more than two at a time.
-const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.min(4, availableParallelism() + 2);
+// The rest run three times the cores at a time (6 on 2 cores): their bounds are minutes, and much
+// of their time is waiting (for a Lease, an outage, a backup). Measured on 2 cores in CI
+// (2026-12-04): at 3 the cores were 20–50% idle for the round's last 8 minutes; at 4 the round
+// took 940 s, 84% busy; at 6, 861 s and 862 s in two runs, both passed, the cores saturated for the
+// first 12 minutes and the short files up to 3× as long as at 4. KANRI_TEST_CONCURRENCY overrides
+// it; the timed files never run more than two at a time.
+const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.min(6, availableParallelism() * 3);
 
 // Longest first, by each file's time in earlier runs on this machine (scripts/test-durations-reporter.mjs):
 // a long file started last would run alone at the end. Unknown files count as long, then by name.
-// One file per Node major: CI's smoke sets run the same files on 22 and 24, one at a time and at a
-// lower priority, and their times would otherwise replace the suite's own.
+// One file per Node major: CI's smoke sets run the same files on 22 and 24, one at a time beside
+// the suite, and their times would otherwise replace the suite's own.
 const durationsFile = join(
   process.env.KANRI_CACHE_DIR || join(homedir(), '.cache', 'kanri'),
   `test-durations-node${process.versions.node.split('.')[0]}.json`,
