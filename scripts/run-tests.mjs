@@ -63,8 +63,9 @@ if (files.length === 0) {
 // Files that bound failover timing on a lease clock (RTO within lease + 2 s, a primary that renews
 // or fences within its renew deadline): they hold with one other file beside them on 2 cores and
 // missed at 4 files at a time (README, Measured). They run first, two at a time, before the rest:
-// much of their time is waiting on a Lease or an outage (the 2 cores about a quarter idle under
-// them, CI's smoke sets beside them in .ci/run).
+// much of their time is waiting on a Lease or an outage, which leaves the 2 cores about a quarter
+// idle: .ci/run fills that with its smoke sets, one of them at a low CPU weight (see
+// KANRI_TIMED_DONE_FILE below).
 const TIMED = [
   'agent-fencing',
   'agent-watchdog',
