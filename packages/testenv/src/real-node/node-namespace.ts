@@ -205,6 +205,11 @@ export async function createNodeNamespace(
       throw new TestenvError(`${node.name}: its namespaces were not created (see ${logFile})`);
     await sleep(10);
   }
+  // A power loss leaves the node's old veth to go with its old network namespace, which the kernel
+  // tears down in the background: under load it still held the name when the node was powered on
+  // again (CI, 2026-12-04: "RTNETLINK answers: File exists"). It is this node's name, so whatever
+  // is left of it goes; deleting either end removes the pair.
+  await ip(['link', 'del', node.hostInterface]).catch(() => undefined);
   await ip(['link', 'add', node.hostInterface, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
   await ip(['link', 'set', node.hostInterface, 'master', network.bridge, 'up']);
   const pid = holder.pid;
