@@ -15,6 +15,7 @@ import { LeaseFollower } from '@kanri/runtime';
 import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { type PostgresClusterSpec, postgresClusterSpec } from '../api/postgres-cluster.js';
 import {
+  ANNOTATION,
   API_VERSION,
   type HaSettings,
   haSettings,
@@ -26,6 +27,7 @@ import {
 } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
 import type { Logger } from './io/logger.js';
+import { Withdrawals } from './plan/withdrawals.js';
 
 /** Who the primary is: the holder of the leader Lease, and what its Pod says. */
 /** The PostgresCluster as stored: its spec is decoded by the schema, never trusted as typed. */
@@ -53,6 +55,7 @@ export class ClusterView {
   readonly lease: LeaseFollower;
   #spec: PostgresClusterSpec | undefined;
   #specVersion: string | undefined;
+  readonly #switchoverWithdrawals = new Withdrawals();
 
   constructor(client: KubeClient, config: Pick<AgentConfig, 'namespace' | 'cluster'>, log: Logger) {
     this.#config = config;
@@ -66,6 +69,12 @@ export class ClusterView {
       fieldSelector: `metadata.name=${cluster}`,
       onError: onError('the PostgresCluster'),
     });
+    // Every version the watch delivers, not only the ones a primary's loop happens to read.
+    this.#cluster.onChange((delta) =>
+      this.#switchoverWithdrawals.see(
+        delta.type === 'deleted' ? undefined : delta.object.metadata?.annotations?.[ANNOTATION.switchover],
+      ),
+    );
     this.#configMap = new Informer(client.resource<ConfigMap>('v1', 'ConfigMap'), {
       namespace,
       fieldSelector: `metadata.name=${names.config(cluster)}`,
@@ -177,6 +186,14 @@ export class ClusterView {
   /** An annotation on the PostgresCluster (switchover requests and the like). */
   clusterAnnotation(key: string): string | undefined {
     return this.cluster?.metadata?.annotations?.[key];
+  }
+
+  /**
+   * How often the switchover annotation was withdrawn (cleared, or replaced by another value) in
+   * the versions this agent followed (plan/withdrawals.ts).
+   */
+  get switchoverWithdrawals(): number {
+    return this.#switchoverWithdrawals.count;
   }
 
   /**

@@ -19,4 +19,14 @@ export class PrimarySession {
   syncPending: PendingSync | undefined;
   /** Users and databases need a pass (the spec changed, or the last pass failed). */
   usersDue = true;
+  /**
+   * The cluster view's switchover withdrawals (ClusterView.switchoverWithdrawals) when the Lease's
+   * served record was last current for this leadership: at its start, and each time it wrote one.
+   * More withdrawals since then make a request of the same value a new one (roles/switchover.ts).
+   */
+  servedAsOf: number;
+
+  constructor(switchoverWithdrawals: number) {
+    this.servedAsOf = switchoverWithdrawals;
+  }
 }

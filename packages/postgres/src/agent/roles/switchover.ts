@@ -43,15 +43,26 @@ export async function maybeSwitchover(
   }
   const lease = await view.lease.refresh(leadership);
   if (holderOf(lease) !== config.podName) return;
-  if (lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request) return;
+  // Served already, unless the request was withdrawn since: the operator cleared it and the same
+  // value came back before this loop saw it gone (and forgot the record above).
+  if (
+    lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request &&
+    view.switchoverWithdrawals === session.servedAsOf
+  )
+    return;
   if (ctx.backups.archiveFailing && view.clusterAnnotation(ANNOTATION.switchoverForce) !== 'true') {
     const why = `WAL archiving fails (${ctx.backups.lastFailure?.reason ?? 'see WALArchiving'})`;
     state.decide('switchover', `waiting: ${why}; set ${ANNOTATION.switchoverForce}=true to go ahead anyway`);
     return;
   }
+  const withdrawals = view.switchoverWithdrawals;
   const markServed = () =>
     annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })
-      .then((written) => written && view.lease.see(written))
+      .then((written) => {
+        if (!written) return;
+        view.lease.see(written);
+        session.servedAsOf = withdrawals;
+      })
       .catch((error: unknown) => log.warn({ err: error }, 'cannot update the leader Lease'));
   const target = await chooseTarget(ctx, request);
   if ('why' in target) {
