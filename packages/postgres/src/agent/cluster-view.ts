@@ -189,11 +189,11 @@ export class ClusterView {
   }
 
   /**
-   * How often the switchover annotation was withdrawn (cleared, or replaced by another value) in
-   * the versions this agent followed (plan/withdrawals.ts).
+   * How often each value of the switchover annotation was withdrawn (cleared, or replaced by
+   * another value) in the versions this agent followed (plan/withdrawals.ts).
    */
-  get switchoverWithdrawals(): number {
-    return this.#switchoverWithdrawals.count;
+  get switchoverWithdrawals(): Withdrawals {
+    return this.#switchoverWithdrawals;
   }
 
   /**

@@ -22,11 +22,12 @@ export class PrimarySession {
   /**
    * The cluster view's switchover withdrawals (ClusterView.switchoverWithdrawals) when the Lease's
    * served record was last current for this leadership: at its start, and each time it wrote one.
-   * More withdrawals since then make a request of the same value a new one (roles/switchover.ts).
+   * A withdrawal of the served value since then makes a request of that value a new one
+   * (roles/switchover.ts).
    */
-  servedAsOf: number;
+  servedAsOf: ReadonlyMap<string, number>;
 
-  constructor(switchoverWithdrawals: number) {
+  constructor(switchoverWithdrawals: ReadonlyMap<string, number>) {
     this.servedAsOf = switchoverWithdrawals;
   }
 }

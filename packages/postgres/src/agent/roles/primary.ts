@@ -35,7 +35,7 @@ export async function runPrimary(
 ): Promise<Transition | undefined> {
   const { config, log, state } = ctx;
   state.enter('lead', ROLE.primary, 'waiting for the leader Lease');
-  const session = new PrimarySession(ctx.view.switchoverWithdrawals);
+  const session = new PrimarySession(ctx.view.switchoverWithdrawals.snapshot());
   const failsafe = new PrimaryFailsafe(ctx);
   let leadership: Promise<void> = Promise.resolve();
   // Names the current leadership for the watchdog (see PostgresProcess.disarmWatchdog).

@@ -47,7 +47,7 @@ export async function maybeSwitchover(
   // value came back before this loop saw it gone (and forgot the record above).
   if (
     lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request &&
-    view.switchoverWithdrawals === session.servedAsOf
+    view.switchoverWithdrawals.of(request) === (session.servedAsOf.get(request) ?? 0)
   )
     return;
   if (ctx.backups.archiveFailing && view.clusterAnnotation(ANNOTATION.switchoverForce) !== 'true') {
@@ -55,7 +55,7 @@ export async function maybeSwitchover(
     state.decide('switchover', `waiting: ${why}; set ${ANNOTATION.switchoverForce}=true to go ahead anyway`);
     return;
   }
-  const withdrawals = view.switchoverWithdrawals;
+  const withdrawals = view.switchoverWithdrawals.snapshot();
   const markServed = () =>
     annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })
       .then((written) => {
