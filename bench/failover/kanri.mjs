@@ -212,8 +212,9 @@ export async function startKanriSystem({
     async kill(pod) {
       const node = await nodeOf(pod);
       crashed.add(node);
-      await node.crash();
+      const crash = await node.crash();
       lastRenewal = (await leases.get(names.leaderLease(name), { namespace: NS })).spec?.renewTime;
+      return { frozenBy: crash?.frozenBy };
     },
     async restore(pod) {
       const node = await nodeOf(pod);

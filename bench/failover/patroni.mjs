@@ -15,19 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServingCertificate } from '../../packages/runtime/dist/src/index.js';
-import { leaseLoopbackBlock, startFaultProxy } from '../../packages/testenv/dist/src/index.js';
+import { crashProcessTrees, leaseLoopbackBlock, startFaultProxy } from '../../packages/testenv/dist/src/index.js';
 import { ensureAptPackage } from '../../scripts/bench-lib.mjs';
 import { isPostgresOf, postmasterPid, processGroup } from './postmaster.mjs';
-import {
-  freePort,
-  killGroup,
-  killTrees,
-  pidAlive,
-  startProcess,
-  stopProcess,
-  trackGroup,
-  untrackGroup,
-} from './processes.mjs';
+import { freePort, killGroup, pidAlive, startProcess, stopProcess, trackGroup, untrackGroup } from './processes.mjs';
 import { queryOnce } from './writer.mjs';
 
 export const PATRONI = '/usr/bin/patroni';
@@ -349,18 +340,23 @@ export async function startPatroniSystem({
         .filter((t) => t >= killedWall - 1_000);
       return { takeoverMs: times.length ? times[0] - killedWall : null };
     },
-    /** Power loss: SIGKILL the member's Patroni group and its postmaster's group at once. */
+    /**
+     * Power loss: Patroni, its postmaster and every backend frozen at one instant, then killed,
+     * exactly as a Kanri process node crashes (testenv's crashProcessTrees), so that both lose
+     * the same asynchronous commits to the same freeze.
+     */
     async kill(name) {
       const m = all.find((x) => x.name === name);
       const pid = postmasterPid(m.dataDir);
       const postmaster = pid && isPostgresOf(pid, dir) ? pid : undefined;
       const group = trackPostmaster(m);
-      killTrees([m.proc.pid, postmaster].filter(Boolean));
+      const { frozenBy } = crashProcessTrees([m.proc.pid, postmaster].filter(Boolean));
       if (group) killGroup(group);
       killGroup(m.proc.pid);
       await stopProcess(m.proc);
       if (group) untrackGroup(group);
       for (let i = 0; postmaster && pidAlive(postmaster) && i < 500; i++) await sleep(10);
+      return { frozenBy };
     },
     async restore(name) {
       await startMember(all.find((x) => x.name === name));

@@ -60,30 +60,6 @@ export function descendants(pid) {
   return out;
 }
 
-/**
- * SIGKILLs each of `pids` and every descendant, whatever their process group: postgres puts each
- * backend in its own session, so killing the postmaster's group would leave backends running until
- * they notice the postmaster is gone (and a backend mid-commit could still acknowledge it). The
- * roots are stopped first, all together, so that none forks while the descendants are collected.
- */
-export function killTrees(pids) {
-  const roots = pids.filter((pid) => {
-    try {
-      process.kill(pid, 'SIGSTOP');
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  for (const p of roots.flatMap((pid) => [pid, ...descendants(pid)])) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
-
 /** True while `pid` exists and is not a zombie. */
 export function pidAlive(pid) {
   try {

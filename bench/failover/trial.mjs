@@ -92,7 +92,8 @@ export async function runTrial(
   const mark = (await system.beforeKill?.().catch(() => undefined)) ?? {};
   const killedAt = performance.now();
   const killedWall = Date.now();
-  await system.kill(old.name);
+  // How the member was stopped: at one instant (a cgroup freezer) or process by process.
+  result.frozenBy = (await system.kill(old.name))?.frozenBy;
   result.killMs = round1(performance.now() - killedAt);
   let ack = writer.firstAckAfter(killedAt, old.address);
   while ((!ack || !probe.writableAfter(killedAt)) && performance.now() - killedAt < 180_000) {

@@ -70,7 +70,7 @@ export function realNodeImageBuilds() {
 export interface InstanceHost {
   readonly name: string;
   /** Power loss: every process of the host at once, nothing written to the API. */
-  crash(): Promise<void>;
+  crash(): Promise<unknown>;
   /** The host is back and runs its Pods again (on a real node: in new sandboxes, with new Pod IPs). */
   recover(): Promise<void>;
 }

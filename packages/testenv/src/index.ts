@@ -48,6 +48,8 @@ export type { ProcessNode } from './process-node/process-node.js';
 export { PROCESS_NODE_LABEL } from './process-node/process-node.js';
 export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
+export type { CrashFreeze } from './process-node/process-tree.js';
+export { crashProcessTrees } from './process-node/process-tree.js';
 export { PROVISIONER_NAME } from './process-node/provisioner.js';
 export { runnableAs, runnableDirAs, runnableFileAs } from './process-node/runnable-as.js';
 export type {

@@ -18,7 +18,7 @@ import type { ImageMappings } from './image.js';
 import { HOST_IP, type NodeContext, type ProcessContainer } from './node-context.js';
 import type { PodNetwork } from './pod-network.js';
 import { PodWorker } from './pod-worker.js';
-import { killProcessTrees } from './process-tree.js';
+import { type CrashFreeze, crashProcessTrees } from './process-tree.js';
 import type { PasswdEntry } from './users.js';
 
 /** Label on every process node, for nodeSelectors. */
@@ -58,11 +58,13 @@ export interface ProcessNode {
   containers(): ProcessContainer[];
   /**
    * The host loses power: every process of every container on it, descendants that left the
-   * container's process group included (PostgreSQL backends), is stopped and then SIGKILLed at
-   * once (no SIGTERM, no restart), so none acknowledges anything after the crash. The node stops
-   * heartbeating, watching and writing Pod status, so its Pods stay `Running` (and Ready) in the
-   * API, as they do on a real cluster until the node controller notices. Resolves once every
-   * process is gone.
+   * container's process group included (PostgreSQL backends), is stopped and then SIGKILLed
+   * (no SIGTERM, no restart), so none acknowledges anything after the crash. Where the machine
+   * has a cgroup freezer that root may use, they all stop at one instant; otherwise by SIGSTOP, one
+   * after another (`frozenBy` says which). The node stops heartbeating, watching and writing Pod
+   * status, so its Pods stay `Running` (and Ready) in the API, as they do on a real cluster until
+   * the node controller notices. Resolves once every process is gone; undefined if the node was
+   * down already.
    *
    * @example
    * ```ts
@@ -71,7 +73,7 @@ export interface ProcessNode {
    * await node?.recover(); // it boots again and re-runs its Pods
    * ```
    */
-  crash(): Promise<void>;
+  crash(): Promise<{ frozenBy: CrashFreeze; killed: number } | undefined>;
   /** After `crash()`: the node comes back (heartbeats, watch) and runs the Pods bound to it again. */
   recover(): Promise<void>;
 }
@@ -216,16 +218,18 @@ export class ProcessNodeAgent implements ProcessNode {
     await this.#syncing;
   }
 
-  async crash(): Promise<void> {
-    if (this.#crashed || this.#abort.signal.aborted) return;
+  async crash(): Promise<{ frozenBy: CrashFreeze; killed: number } | undefined> {
+    if (this.#crashed || this.#abort.signal.aborted) return undefined;
     this.#crashed = true;
-    // Every process of every container at once, before anything else: a host losing power
+    // Every process of every container at one instant, before anything else: a host losing power
     // acknowledges nothing after it, not even from a process that left its container's group.
     const roots = this.containers().flatMap((container) => (container.pid ? [container.pid] : []));
     const started = performance.now();
-    const killed = killProcessTrees(roots);
+    const { killed, frozenBy } = crashProcessTrees(roots);
     const ms = (performance.now() - started).toFixed(1);
-    this.log(`crash: killed ${killed.length} processes of ${roots.length} containers in ${ms} ms; node silent`);
+    this.log(
+      `crash: froze (${frozenBy}) and killed ${killed.length} processes of ${roots.length} containers in ${ms} ms; node silent`,
+    );
     this.#abort.abort();
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
@@ -235,6 +239,7 @@ export class ProcessNodeAgent implements ProcessNode {
     for (const worker of workers) worker.release();
     await Promise.race([this.#syncing, sleep(1_000, undefined, { ref: false })]);
     await this.#watch;
+    return { frozenBy, killed: killed.length };
   }
 
   async recover(): Promise<void> {

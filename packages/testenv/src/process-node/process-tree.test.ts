@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { isProcessAlive } from '../managed-process.js';
 import { waitFor } from '../wait-for.js';
+import { openFreezer } from './cgroup-freezer.js';
 import {
   CONTAINER_RUN_VARIABLE,
+  crashProcessTrees,
   killMarked,
   killProcessTrees,
   markedProcesses,
@@ -17,6 +19,54 @@ import {
 } from './process-tree.js';
 
 const p = (pid: number, ppid: number, pgid = pid) => ({ pid, ppid, pgid });
+
+/** Root on a machine with the cgroup v1 freezer or cgroup v2: a freezer must be made there. */
+const freezerExpected =
+  process.getuid?.() === 0 &&
+  [
+    '/sys/fs/cgroup/freezer/cgroup.procs',
+    '/sys/fs/cgroup/cgroup.controllers',
+    '/sys/fs/cgroup/unified/cgroup.procs',
+  ].some((file) => existsSync(file));
+
+/** The state letter and user CPU ticks of `pid` (fields 3 and 14 of /proc/<pid>/stat). */
+function stat(pid: number): { state: string; utime: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return { state: fields[0] ?? '?', utime: Number(fields[11]) };
+}
+
+describe('openFreezer', () => {
+  it('stops a busy process at once, and removes its cgroup once the process is killed', async (t) => {
+    const freezer = openFreezer();
+    if (!freezerExpected) {
+      assert.equal(freezer, undefined, 'no freezer without root and a cgroup freezer');
+      return;
+    }
+    assert.ok(freezer, 'root with a cgroup freezer gets one');
+    const busy = spawn('/bin/sh', ['-c', 'while :; do :; done'], { detached: true, stdio: 'ignore' });
+    const exited = once(busy, 'exit');
+    const pid = busy.pid ?? -1;
+    t.after(() => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+      freezer.release();
+    });
+    assert.ok(freezer.move(pid), 'the process moves in');
+    assert.equal(stat(pid).state, 'R', 'it runs on after the move');
+    assert.ok(freezer.freeze(), 'the kernel reports the cgroup frozen');
+    const frozen = stat(pid);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A frozen task never runs: its CPU time cannot grow, however idle the machine.
+    assert.deepEqual(stat(pid), frozen, 'no CPU time while frozen');
+    assert.equal(frozen.state, 'D', 'frozen tasks show as uninterruptible');
+    process.kill(pid, 'SIGKILL');
+    freezer.release();
+    const [, signal] = (await exited) as [number | null, string | null];
+    assert.equal(signal, 'SIGKILL', 'the kill lands once thawed');
+    await waitFor('the crash cgroup to be removed', async () => !existsSync(freezer.path));
+  });
+});
 
 describe('processTree', () => {
   it('takes the roots and all their descendants, however deep, and nothing else', () => {
@@ -66,6 +116,16 @@ describe('stillRunning', () => {
   });
 });
 
+/** SIGKILLs each target (a PID, or a process group as -PGID), never this process's own group or init. */
+function killOnly(targets: readonly number[]): void {
+  for (const target of targets) {
+    if (!Number.isInteger(target) || Math.abs(target) <= 1) continue;
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {}
+  }
+}
+
 /** Gone, a zombie, or with SIGKILL pending: in every case it never runs again. */
 function doomed(pid: number): boolean {
   if (!isProcessAlive(pid)) return true;
@@ -92,6 +152,7 @@ describe('killProcessTrees', () => {
     const exited = once(container, 'exit');
     const [line] = (await once(container.stdout, 'data')) as [Buffer];
     const escaped = Number(line.toString().trim());
+    assert.ok(escaped > 1, `the escaped process's PID, not ${JSON.stringify(line.toString())}`);
     const pid = container.pid ?? -1;
     try {
       await waitFor('the escaped process in its own session', async () => {
@@ -113,15 +174,50 @@ describe('killProcessTrees', () => {
       await waitFor('the escaped process to be gone', async () => !isProcessAlive(escaped));
     } finally {
       // Only if the test failed before the kill.
-      for (const target of [-pid, escaped]) {
-        try {
-          process.kill(target, 'SIGKILL');
-        } catch {}
-      }
+      killOnly([-pid, escaped]);
+    }
+  });
+
+  it('crashes a tree, escaped sessions included, with every process frozen at one instant where it can', async () => {
+    // As a postmaster and a backend: the backend in a session of its own, both busy.
+    const container = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        '/bin/sh -c "setsid /bin/sh -c \'while :; do :; done\' </dev/null >/dev/null 2>&1 & echo \\$!; wait"; wait',
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    const exited = once(container, 'exit');
+    const [line] = (await once(container.stdout, 'data')) as [Buffer];
+    const escaped = Number(line.toString().trim());
+    assert.ok(escaped > 1, `the escaped process's PID, not ${JSON.stringify(line.toString())}`);
+    const pid = container.pid ?? -1;
+    try {
+      await waitFor('the busy process in its own session', async () => {
+        const entry = readProcessTable().find((e) => e.pid === escaped);
+        return entry !== undefined && entry.pgid === escaped;
+      });
+      const { killed, frozenBy } = crashProcessTrees([pid]);
+      assert.equal(frozenBy === 'signals', !freezerExpected, `frozen by ${frozenBy}`);
+      assert.ok(killed.includes(escaped));
+      await exited;
+      await waitFor('the escaped process to be gone', async () => !isProcessAlive(escaped));
+      const leftovers = ['/sys/fs/cgroup/freezer', '/sys/fs/cgroup'].flatMap((dir) =>
+        existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith(`kanri-crash-${process.pid}-`)) : [],
+      );
+      await waitFor('the crash cgroups to be removed', async () =>
+        leftovers.every(
+          (name) => !existsSync(`/sys/fs/cgroup/freezer/${name}`) && !existsSync(`/sys/fs/cgroup/${name}`),
+        ),
+      );
+    } finally {
+      killOnly([-pid, escaped]);
     }
   });
 
   it('does nothing without roots', () => {
+    assert.deepEqual(crashProcessTrees([]), { killed: [], frozenBy: 'signals' });
     assert.deepEqual(killProcessTrees([]), []);
     assert.deepEqual(killProcessTrees([0, 1, -5]), []);
   });

@@ -6,9 +6,11 @@
  * of the group. A container runtime kills the whole cgroup; without cgroups we follow parent links
  * instead, which must be read before anything dies (an orphan is re-parented and cannot be traced
  * back). So the tree is frozen first (SIGSTOP: nothing forks, writes or answers a client any more),
- * rescanned until it stops growing, and only then SIGKILLed.
+ * rescanned until it stops growing, and only then SIGKILLed. A crash freezes it with a cgroup
+ * freezer where it can, so that every process stops at the same instant (cgroup-freezer.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { type CrashFreezer, openFreezer } from './cgroup-freezer.js';
 
 /** One line of the process table: what a tree walk needs. */
 export interface ProcessEntry {
@@ -137,16 +139,50 @@ function send(target: number, signal: NodeJS.Signals): void {
  *
  * @example
  * ```ts
- * killProcessTrees(containers.map((c) => c.pid)); // as a host losing power
+ * killProcessTrees([container.pid]); // a container's every process, escaped sessions included
  * ```
  */
 export function killProcessTrees(roots: readonly number[]): number[] {
+  return stopAndKill(roots, undefined).killed;
+}
+
+/** How `crashProcessTrees` stopped the processes: all at one instant, or one signal at a time. */
+export type CrashFreeze = 'cgroup v1 freezer' | 'cgroup v2 freezer' | 'signals';
+
+/**
+ * As a host losing power: like killProcessTrees, but every process of the trees stops at one
+ * instant (a cgroup freezer, see cgroup-freezer.ts) before any is killed, where the machine allows
+ * it; otherwise by SIGSTOP, one process at a time. Says which it was.
+ *
+ * @example
+ * ```ts
+ * const { killed, frozenBy } = crashProcessTrees(containers.map((c) => c.pid));
+ * ```
+ */
+export function crashProcessTrees(roots: readonly number[]): { killed: number[]; frozenBy: CrashFreeze } {
+  return stopAndKill(roots, openFreezer());
+}
+
+function stopAndKill(
+  roots: readonly number[],
+  freezer: CrashFreezer | undefined,
+): { killed: number[]; frozenBy: CrashFreeze } {
   const valid = roots.filter((pid) => Number.isInteger(pid) && pid > 1);
-  if (valid.length === 0) return [];
+  if (valid.length === 0) {
+    freezer?.release();
+    return { killed: [], frozenBy: 'signals' };
+  }
+  let frozenBy: CrashFreeze = 'signals';
   const stopped = new Set<number>();
   for (let round = 0; round < MAX_FREEZE_ROUNDS; round++) {
     // Read before the first signal, so that the first burst of SIGSTOPs is a few microseconds long.
     const tree = processTree(readProcessTable(), valid);
+    if (round === 0 && freezer) {
+      // The moved processes run on until the freeze, which stops them all at once. A process
+      // forked before its parent moved stays outside: the SIGSTOPs below catch it.
+      for (const pid of tree) if (pid !== process.pid) freezer.move(pid);
+      if (freezer.freeze()) frozenBy = freezer.version === 'v1' ? 'cgroup v1 freezer' : 'cgroup v2 freezer';
+    }
     if (round === 0) for (const pgid of valid) send(-pgid, 'SIGSTOP');
     let fresh = 0;
     for (const pid of tree) {
@@ -160,7 +196,9 @@ export function killProcessTrees(roots: readonly number[]): number[] {
   }
   for (const pgid of valid) send(-pgid, 'SIGKILL');
   for (const pid of stopped) send(pid, 'SIGKILL');
-  return [...stopped];
+  // A v1-frozen task dies of its SIGKILL only once thawed.
+  freezer?.release();
+  return { killed: [...stopped], frozenBy };
 }
 
 /** The environment variable that marks every process of one container run (see container-process.ts). */
