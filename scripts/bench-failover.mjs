@@ -13,6 +13,7 @@
 // differences and their sign tests. Run with
 // `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see bench/README.md.
 import { parseSideBySide, renewPeriodMs } from '../bench/failover/cli.mjs';
+import { openControlWeight } from '../bench/failover/control-weight.mjs';
 import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
 import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
@@ -22,10 +23,24 @@ import { createProbeTable } from '../bench/failover/writable-probe.mjs';
 import { createTable } from '../bench/failover/writer.mjs';
 import { benchEnvironment, ensureVenv, exitOnSignals, pairedDifferences, ratio, rng } from './bench-lib.mjs';
 
+const WEIGHTS = ['normal', 'low', 'alternate'];
 const { values, trials, seed, systems } = parseSideBySide({
   defaultTrials: '10',
-  usage: 'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1]',
+  usage:
+    'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1] [--control-weight normal|low|alternate]',
+  extra: { 'control-weight': { type: 'string', default: 'normal' } },
+  valid: (v) => WEIGHTS.includes(v['control-weight']),
 });
+// Where each system's coordination side runs relative to its members (control-weight.mjs):
+// `normal` shares the CPU evenly, `low` gives the members the CPU first, as separate machines
+// would, and `alternate` runs odd trials low and even ones normal, so both are measured side by side.
+const controlWeight = values['control-weight'];
+const weightOf = (trial) => (controlWeight === 'alternate' ? (trial % 2 ? 'low' : 'normal') : controlWeight);
+const controlGroup = controlWeight === 'normal' ? undefined : openControlWeight();
+if (controlWeight !== 'normal' && !controlGroup) {
+  console.error('--control-weight needs root and a cpu cgroup controller');
+  process.exit(2);
+}
 // Both leaders renew on the same period; the kills fall evenly over it (see killOffsets).
 const offsets = killOffsets(trials, renewPeriodMs(), rng(seed));
 const environment = benchEnvironment();
@@ -48,6 +63,7 @@ const cleanUp = () => {
       await system?.stop().catch((error) => log(`${name}: stopping: ${error.message}`));
     }
     running.clear();
+    controlGroup?.remove();
     killAllGroups();
   })();
   return cleaning;
@@ -84,11 +100,15 @@ try {
   let broken;
   for (let trial = 1; trial <= trials && !stopping && !broken; trial++) {
     const order = trial % 2 ? systems : [...systems].reverse();
+    const weight = weightOf(trial);
+    for (const name of systems) controlGroup?.place(running.get(name).system.controlPids(), weight);
     for (const name of order) {
       if (stopping || broken) break;
       const { system, writer, out } = running.get(name);
       try {
-        out.results.push(await runTrial(system, writer, trial, { log, offsetMs: offsets[trial - 1] }));
+        const result = await runTrial(system, writer, trial, { log, offsetMs: offsets[trial - 1] });
+        result.controlWeight = weight;
+        out.results.push(result);
       } catch (error) {
         // The cluster did not heal: later trials would measure a broken cluster.
         out.results.push({ system: name, trial, ok: false, error: error.message });
@@ -103,6 +123,11 @@ try {
   const report = {};
   for (const [name, { out, writer }] of running) {
     Object.assign(out, summarizeTrials(out.results));
+    if (controlWeight === 'alternate') {
+      out.byControlWeight = Object.fromEntries(
+        ['low', 'normal'].map((w) => [w, summarizeTrials(out.results.filter((r) => r.controlWeight === w))]),
+      );
+    }
     out.writeFailures = writer?.failures ?? null;
     out.status = out.okTrials === trials ? 'ok' : 'failed';
     out.error ??= out.results.find((r) => !r.ok)?.error ?? (out.okTrials < trials ? 'not every trial ran' : null);
@@ -164,6 +189,7 @@ try {
     order: 'alternating (odd trials in --systems order, even trials reversed)',
     killOffsetsMs: offsets,
     client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
+    controlWeight,
     ratios,
     pairedKanriMinusPatroni: paired,
     patroniVersion: systems.includes('patroni') ? patroniVersion() : null,

@@ -172,6 +172,10 @@ export async function startKanriSystem({
       return credentials;
     },
     settings: { ...KANRI_HA, synchronous: sync ? 1 : 0 },
+    /** The control plane's processes and the operator's (control-weight.mjs). */
+    controlPids() {
+      return [...cp.processes.map((p) => p.pid), env.operatorPid];
+    },
     get disks() {
       return disks;
     },

@@ -305,6 +305,10 @@ export async function startPatroniSystem({
   const system = {
     name: 'patroni',
     credentials,
+    /** The DCS, etcd (control-weight.mjs). */
+    controlPids() {
+      return [etcdProc.pid];
+    },
     dir,
     members: all,
     get disks() {

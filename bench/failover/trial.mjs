@@ -171,5 +171,8 @@ export function summarizeTrials(results) {
     takeoverToWritableMsMedian: medianOf(
       ok.map((r) => (r.takeoverMs == null ? null : round1(r.writableMs - r.takeoverMs))),
     ),
+    // The row-3 floor at the client (issue 14: the first write within 150 ms of the Lease).
+    takeoverToClientMsMedian: medianOf(ok.map((r) => (r.takeoverMs == null ? null : round1(r.rtoMs - r.takeoverMs)))),
+    takeoverToClientMs: ok.map((r) => (r.takeoverMs == null ? null : round1(r.rtoMs - r.takeoverMs))),
   };
 }
