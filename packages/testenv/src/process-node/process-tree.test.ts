@@ -116,6 +116,41 @@ describe('stillRunning', () => {
   });
 });
 
+/**
+ * A container's first process (its own group) whose child runs `command` in a session of its own,
+ * as a postmaster's backends do; resolves once that session exists.
+ */
+async function containerWithEscapedChild(
+  command: string,
+): Promise<{ exited: Promise<unknown>; escaped: number; pid: number }> {
+  const container = spawn(
+    '/bin/sh',
+    ['-c', `/bin/sh -c "setsid ${command} </dev/null >/dev/null 2>&1 & echo \\$!; wait"; wait`],
+    {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  const exited = once(container, 'exit');
+  const [line] = (await once(container.stdout, 'data')) as [Buffer];
+  const escaped = Number(line.toString().trim());
+  const pid = container.pid ?? -1;
+  if (!(escaped > 1)) {
+    killOnly([-pid]);
+    assert.fail(`the escaped process's PID, not ${JSON.stringify(line.toString())}`);
+  }
+  try {
+    await waitFor('the escaped process in its own session', async () => {
+      const entry = readProcessTable().find((e) => e.pid === escaped);
+      return entry !== undefined && entry.pgid === escaped;
+    });
+  } catch (error) {
+    killOnly([-pid, escaped]);
+    throw error;
+  }
+  return { exited, escaped, pid };
+}
+
 /** SIGKILLs each target (a PID, or a process group as -PGID), never this process's own group or init. */
 function killOnly(targets: readonly number[]): void {
   for (const target of targets) {
@@ -141,24 +176,8 @@ function doomed(pid: number): boolean {
 describe('killProcessTrees', () => {
   it('kills a descendant that left the process group for a session of its own, as PostgreSQL backends do', async () => {
     // container (sh, own group) -> sh (same group) -> sleep in a new session, like agent -> postmaster -> backend.
-    const container = spawn(
-      '/bin/sh',
-      ['-c', '/bin/sh -c "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo \\$!; wait"; wait'],
-      {
-        detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
-      },
-    );
-    const exited = once(container, 'exit');
-    const [line] = (await once(container.stdout, 'data')) as [Buffer];
-    const escaped = Number(line.toString().trim());
-    assert.ok(escaped > 1, `the escaped process's PID, not ${JSON.stringify(line.toString())}`);
-    const pid = container.pid ?? -1;
+    const { exited, escaped, pid } = await containerWithEscapedChild('sleep 600');
     try {
-      await waitFor('the escaped process in its own session', async () => {
-        const entry = readProcessTable().find((e) => e.pid === escaped);
-        return entry !== undefined && entry.pgid === escaped;
-      });
       assert.ok(processTree(readProcessTable(), [pid]).has(escaped), 'found as a descendant');
       const unrelated = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
       try {
@@ -179,25 +198,9 @@ describe('killProcessTrees', () => {
   });
 
   it('crashes a tree, escaped sessions included, with every process frozen at one instant where it can', async () => {
-    // As a postmaster and a backend: the backend in a session of its own, both busy.
-    const container = spawn(
-      '/bin/sh',
-      [
-        '-c',
-        '/bin/sh -c "setsid /bin/sh -c \'while :; do :; done\' </dev/null >/dev/null 2>&1 & echo \\$!; wait"; wait',
-      ],
-      { detached: true, stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    const exited = once(container, 'exit');
-    const [line] = (await once(container.stdout, 'data')) as [Buffer];
-    const escaped = Number(line.toString().trim());
-    assert.ok(escaped > 1, `the escaped process's PID, not ${JSON.stringify(line.toString())}`);
-    const pid = container.pid ?? -1;
+    // As a postmaster and a backend: the backend in a session of its own, busy.
+    const { exited, escaped, pid } = await containerWithEscapedChild("/bin/sh -c 'while :; do :; done'");
     try {
-      await waitFor('the busy process in its own session', async () => {
-        const entry = readProcessTable().find((e) => e.pid === escaped);
-        return entry !== undefined && entry.pgid === escaped;
-      });
       const { killed, frozenBy } = crashProcessTrees([pid]);
       assert.equal(frozenBy === 'signals', !freezerExpected, `frozen by ${frozenBy}`);
       assert.ok(killed.includes(escaped));
