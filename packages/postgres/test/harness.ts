@@ -274,11 +274,11 @@ async function installOperator(
     allLogs,
     async stop() {
       await stopOperator();
-      // Every end-to-end test runs with the instance admission policies in force: a write of the
-      // agent's they refused is a bug in them or in the agent, whatever the test checked.
+      // Every end-to-end test runs with the instance and repo host admission policies in force: a
+      // write of an agent's they refused is a bug in them or in the agent, whatever the test checked.
       const refused = (await allLogs())
         .split('\n')
-        .filter((line) => line.includes("ValidatingAdmissionPolicy 'instance-"));
+        .filter((line) => /ValidatingAdmissionPolicy '(instance|repo-host)-/.test(line));
       await client.close();
       await cp.stop();
       await rm(logDir, { recursive: true, force: true });

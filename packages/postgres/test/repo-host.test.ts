@@ -14,8 +14,16 @@ import { after, before, describe, it } from 'node:test';
 import { isNotFound } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
-import { KIND, LABEL, names, REPO_HOST_LABEL } from '../src/contract/index.js';
+import {
+  ANNOTATION_PGBACKREST_CERTIFICATE,
+  ANNOTATION_PGBACKREST_SERVER,
+  KIND,
+  LABEL,
+  names,
+  REPO_HOST_LABEL,
+} from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, volume } from './harness.js';
+import { attempt, clientAsPod } from './support/pod-identity.js';
 
 const CLUSTER = 'vault';
 const REPO_HOST = names.repoHost(CLUSTER);
@@ -100,6 +108,50 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
       labelSelector: `${LABEL.cluster}=${CLUSTER}`,
     });
     assert.deepEqual(pods.items.map((p) => p.metadata?.name).sort(), [INSTANCE, REPO_HOST].sort());
+  });
+
+  it('runs the repo host as its own identity: no Secret of PostgreSQL’s, no role label, no other Pod (issue 37, finding 3)', async () => {
+    await waitFor('the repo host to run', async () => {
+      if (!(await get<Pod>('Pod', REPO_HOST))?.status?.podIP) throw new Error('not running yet');
+      return true;
+    });
+    const { account, client } = await clientAsPod(env.cp, env.client, REPO_HOST);
+    try {
+      assert.equal(account, names.repoHostServiceAccount(CLUSTER));
+      assert.notEqual(account, names.instanceServiceAccount(CLUSTER));
+      const secrets = client.resource<Secret>('v1', 'Secret');
+      // As the agent's cache would follow it: a list by name.
+      const listed = await attempt(() =>
+        secrets.list({ namespace: 'default', fieldSelector: `metadata.name=${names.postgresTls(CLUSTER)}` }),
+      );
+      assert.match(listed, /^403: /, 'PostgreSQL’s server key and the superuser’s client key stay unread');
+      for (const name of [names.postgresTls(CLUSTER), names.pgbackrestTls(CLUSTER), names.superuserSecret(CLUSTER)])
+        assert.match(await attempt(() => secrets.get(name, { namespace: 'default' })), /^403: /, name);
+      const patch = (pod: string, body: unknown) =>
+        attempt(() => client.resource('v1', 'Pod').patch(pod, body, { namespace: 'default', type: 'merge' }));
+      assert.match(
+        await patch(REPO_HOST, { metadata: { labels: { [LABEL.role]: 'primary' } } }),
+        /^403: .*may change no label of its Pod/,
+      );
+      assert.match(
+        await patch(INSTANCE, { metadata: { labels: { [LABEL.role]: 'replica' } } }),
+        /^403: /,
+        'another Pod',
+      );
+      assert.match(
+        await patch(REPO_HOST, { metadata: { annotations: { [ANNOTATION_PGBACKREST_CERTIFICATE]: 'forged' } } }),
+        /^403: .*may change no annotation of its Pod but/,
+      );
+      const server = (await get<Pod>('Pod', REPO_HOST))?.metadata?.annotations?.[ANNOTATION_PGBACKREST_SERVER];
+      assert.equal(
+        await patch(REPO_HOST, { metadata: { annotations: { [ANNOTATION_PGBACKREST_SERVER]: server ?? '{}' } } }),
+        'allowed',
+        'what its agent writes',
+      );
+      assert.equal((await get<Pod>('Pod', REPO_HOST))?.metadata?.labels?.[LABEL.role], undefined);
+    } finally {
+      await client.close();
+    }
   });
 
   it('issues each Pod a certificate for its IP, named pgbackrest@<cluster>, from the cluster’s own CA', async () => {

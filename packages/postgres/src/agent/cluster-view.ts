@@ -50,14 +50,20 @@ export class ClusterView {
   readonly #log: Logger;
   readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
-  readonly #tls: Informer<Secret>;
+  /** Absent for a view that must not read PostgreSQL's keys (the repo host's). */
+  readonly #tls: Informer<Secret> | undefined;
   readonly #pods: Informer<Pod>;
   readonly lease: LeaseFollower;
   #spec: PostgresClusterSpec | undefined;
   #specVersion: string | undefined;
   readonly #switchoverWithdrawals = new Withdrawals();
 
-  constructor(client: KubeClient, config: Pick<AgentConfig, 'namespace' | 'cluster'>, log: Logger) {
+  constructor(
+    client: KubeClient,
+    config: Pick<AgentConfig, 'namespace' | 'cluster'>,
+    log: Logger,
+    options: { readonly postgresTls?: boolean } = {},
+  ) {
     this.#config = config;
     this.#client = client;
     this.#log = log;
@@ -80,11 +86,14 @@ export class ClusterView {
       fieldSelector: `metadata.name=${names.config(cluster)}`,
       onError: onError('the configuration'),
     });
-    this.#tls = new Informer(client.resource<Secret>('v1', 'Secret'), {
-      namespace,
-      fieldSelector: `metadata.name=${names.postgresTls(cluster)}`,
-      onError: onError("PostgreSQL's TLS Secret"),
-    });
+    this.#tls =
+      options.postgresTls === false
+        ? undefined
+        : new Informer(client.resource<Secret>('v1', 'Secret'), {
+            namespace,
+            fieldSelector: `metadata.name=${names.postgresTls(cluster)}`,
+            onError: onError("PostgreSQL's TLS Secret"),
+          });
     this.#pods = new Informer(client.resource<Pod>('v1', 'Pod'), {
       namespace,
       labelSelector: { [LABEL.cluster]: cluster },
@@ -103,7 +112,7 @@ export class ClusterView {
   start(): this {
     this.#cluster.start();
     this.#configMap.start();
-    this.#tls.start();
+    this.#tls?.start();
     this.#pods.start();
     this.lease.start();
     return this;
@@ -113,7 +122,7 @@ export class ClusterView {
     await Promise.all([
       this.#cluster.stop(),
       this.#configMap.stop(),
-      this.#tls.stop(),
+      this.#tls?.stop(),
       this.#pods.stop(),
       this.lease.stop(),
     ]);
@@ -124,7 +133,7 @@ export class ClusterView {
     await Promise.all([
       this.#cluster.waitForSync(signal),
       this.#configMap.waitForSync(signal),
-      this.#tls.waitForSync(signal),
+      this.#tls?.waitForSync(signal),
     ]).catch(() => undefined);
   }
 
@@ -147,12 +156,12 @@ export class ClusterView {
 
   /** Runs `handler` on every change of PostgreSQL's TLS Secret; returns the unsubscribe function. */
   onTlsChange(handler: () => void): () => void {
-    return this.#tls.onChange(() => handler());
+    return this.#tls?.onChange(() => handler()) ?? (() => undefined);
   }
 
   /** PostgreSQL's TLS Secret's data (base64, as stored); undefined while it does not exist. */
   get tlsData(): Readonly<Record<string, string>> | undefined {
-    const secret = this.#tls.getByName(this.#config.namespace, names.postgresTls(this.#config.cluster));
+    const secret = this.#tls?.getByName(this.#config.namespace, names.postgresTls(this.#config.cluster));
     return secret?.data as Readonly<Record<string, string>> | undefined;
   }
 

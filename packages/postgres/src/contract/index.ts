@@ -16,4 +16,6 @@ export * from './pgbackrest.js';
 export * from './postgres-settings.js';
 export * from './postgres-tls.js';
 export * from './repo-host.js';
+export * from './repo-host-admission-policy.js';
+export * from './repo-host-rbac.js';
 export * from './restore-source.js';

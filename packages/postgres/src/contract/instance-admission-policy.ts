@@ -5,66 +5,41 @@
  * RBAC grants `patch` on the namespace's Pods (a new primary moves the role label off a dead
  * primary's Pod) and Lease `create` by any name; these policies narrow them to:
  *
- * - its own Pod: the role label, the status report and the pgBackRest server annotation;
+ * - its own Pod: the role label, the status report, the pgBackRest server and key annotations;
  * - another Pod of its cluster: the role label to `replica`, nothing else;
  * - no other Pod, no spec, no other label or annotation, no owner or finalizer;
  * - Lease creation: its cluster's leader Lease only.
  *
  * Installed with the operator (the chart, the plain manifests, the test harness). Pure.
  */
+import {
+  admissionBinding,
+  admissionPolicy,
+  boundPodVariable,
+  forbidden,
+  onlyChanged,
+  orEmpty,
+  q,
+} from './admission-cel.js';
 import { ANNOTATION, LABEL } from './names.js';
-import { ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
+import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
 
-const POD_NAME = 'authentication.kubernetes.io/pod-name';
 /** The instance ServiceAccount's name, `names.instanceServiceAccount`, matched on the user name. */
 const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';
 const SUFFIX = '-instance'.length;
 
-const q = (s: string) => `'${s}'`;
-const orEmpty = (path: string, field: string) => `(has(${path}.${field}) ? ${path}.${field} : {})`;
-/** Every key of `next` but `free` keeps its value from `prev`, and none of `prev`'s disappears. */
-const onlyChanged = (prev: string, next: string, free: readonly string[]) => {
-  const isFree = (k: string) => free.map((f) => `${k} == ${q(f)}`).join(' || ');
-  return (
-    `${next}.all(k, ${isFree('k')} || (k in ${prev} && ${prev}[k] == ${next}[k])) && ` +
-    `${prev}.all(k, ${isFree('k')} || k in ${next})`
-  );
-};
-
 const identityVariables = [
   { name: 'account', expression: "request.userInfo.username.split(':')[3]" },
   { name: 'cluster', expression: `variables.account.substring(0, variables.account.size() - ${SUFFIX})` },
-  {
-    name: 'pod',
-    expression: `${q(POD_NAME)} in request.userInfo.extra && size(request.userInfo.extra[${q(POD_NAME)}]) > 0 ? request.userInfo.extra[${q(POD_NAME)}][0] : ''`,
-  },
+  boundPodVariable,
 ];
 
 const matchInstances = [
   { name: 'kanri-instance', expression: `request.userInfo.username.matches(${q(INSTANCE_USER)})` },
 ];
 
-/** Each validation answers 403 Forbidden (the default is 422 Invalid: the object is fine, the writer is not). */
-const forbidden = (validations: readonly Record<string, string>[]) =>
-  validations.map((v) => ({ ...v, reason: 'Forbidden' }));
-
-function policy(name: string, spec: Record<string, unknown>) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'kanri' } },
-    spec: { failurePolicy: 'Fail', matchConditions: matchInstances, ...spec },
-  };
-}
-
-function binding(policyName: string) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: policyName, labels: { 'app.kubernetes.io/managed-by': 'kanri' } },
-    spec: { policyName, validationActions: ['Deny'] },
-  };
-}
+const policy = (name: string, spec: Record<string, unknown>) => admissionPolicy(name, matchInstances, spec);
+const binding = admissionBinding;
 
 /** The names of the two policies (and their bindings, named alike). */
 export const INSTANCE_POLICY = {
@@ -124,8 +99,8 @@ export function instanceAdmissionPolicies(): Record<string, unknown>[] {
         messageExpression: `'an instance may only move the role label of another Pod (' + object.metadata.name + ') to replica'`,
       },
       {
-        expression: `!variables.own || (${onlyChanged('variables.oldAnnotations', 'variables.newAnnotations', [ANNOTATION.status, ANNOTATION_PGBACKREST_SERVER])})`,
-        message: `an instance may change no annotation of its Pod but ${ANNOTATION.status} and ${ANNOTATION_PGBACKREST_SERVER}`,
+        expression: `!variables.own || (${onlyChanged('variables.oldAnnotations', 'variables.newAnnotations', [ANNOTATION.status, ANNOTATION_PGBACKREST_SERVER, ANNOTATION_PGBACKREST_KEY])})`,
+        message: `an instance may change no annotation of its Pod but ${ANNOTATION.status}, ${ANNOTATION_PGBACKREST_SERVER} and ${ANNOTATION_PGBACKREST_KEY}`,
       },
     ]),
   });

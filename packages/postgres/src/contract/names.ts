@@ -132,6 +132,11 @@ export const names = {
   pvc: (pod: string) => `${pod}-pgdata`,
   /** The repo host Pod (contract/repo-host.ts), present while the spec declares a volume repo. */
   repoHost: (cluster: string) => `${cluster}-repo-host`,
+  /**
+   * ServiceAccount, Role and RoleBinding the repo host runs with (contract/repo-host-rbac.ts): its
+   * own, never the instances'. Named as its Pod, which its admission policy checks.
+   */
+  repoHostServiceAccount: (cluster: string) => `${cluster}-repo-host`,
   /** The PVC of a volume repo, mounted by the repo host (PGO's name). */
   repoVolume: (cluster: string, repo: string) => `${cluster}-${repo}`,
   /** The Pods' pgBackRest certificates (read by the agents through the API). */

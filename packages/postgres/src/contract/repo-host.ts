@@ -4,12 +4,21 @@
  * repo's PVC at `/pgbackrest/<repo>` and serves it over pgBackRest's TLS server. The instances
  * archive, restore and create the stanza through it; it runs the cluster's backups, reaching the
  * primary's own pgBackRest TLS server (pgBackRest backs up only from the host that holds the repo).
+ * It runs as its own ServiceAccount (contract/repo-host-rbac.ts), never the instances'.
  *
- * Certificates: the operator keeps a CA per cluster (Secret {@link names.pgbackrestCa}, never
- * mounted) and issues each Pod a certificate for its Pod IP once the Pod has one, into the Secret
- * {@link names.pgbackrestTls} (`ca.crt`, `<pod>.crt`, `<pod>.key`), which the agents read through
- * the API. Every certificate carries one common name, {@link pgbackrestClientName}, which each
- * server authorizes for the stanza: a client must hold a certificate of this cluster's CA.
+ * Certificates, one key per Pod, made where it is used (as the peer identities are): each Pod's
+ * agent makes an ECDSA P-256 key in its run volume and publishes the public half on its own Pod
+ * ({@link ANNOTATION_PGBACKREST_KEY}); the operator, which keeps a CA per cluster (Secret
+ * {@link names.pgbackrestCa}, never mounted), certifies it for the Pod's IP onto the Pod
+ * ({@link ANNOTATION_PGBACKREST_CERTIFICATE}, which no agent may write). No Secret holds a Pod's
+ * key. Every certificate carries the cluster's common name, {@link pgbackrestClientName}, which
+ * each server authorizes for the stanza: a client must hold a certificate of this cluster's CA.
+ * Clusters from before this scheme kept every Pod's key in Secret {@link names.pgbackrestTls}
+ * ({@link PGBACKREST_TLS_KEY}); the operator keeps it for the Pods whose agent publishes no key,
+ * and deletes it once every Pod has its own.
+ *
+ * A clone of the cluster's volume repo reads it through the repo host's read-only clone port
+ * (contract/clone-gateway.ts), never through pgBackRest's server, which would let it write.
  *
  * Paths: pgBackRest passes the client's repo and pg paths to the remote, and the remote reads the
  * configuration file the client names. Each agent therefore publishes, on its own Pod (annotation
@@ -30,7 +39,7 @@ export function repoVolumePath(repo: string): string {
   return `/pgbackrest/${repo}`;
 }
 
-/** Keys of the Secret names.pgbackrestTls(cluster). */
+/** Keys of the Secret names.pgbackrestTls(cluster), which clusters from before per-Pod keys have. */
 export const PGBACKREST_TLS_KEY = {
   ca: 'ca.crt',
   cert: (pod: string) => `${pod}.crt`,
@@ -51,6 +60,19 @@ export const PGBACKREST_CA_KEY = { cert: 'ca.crt', key: 'ca.key' } as const;
 export function pgbackrestClientName(cluster: string): string {
   return `pgbackrest@${cluster}`;
 }
+
+/**
+ * Pod annotation, written by the Pod's agent: the public half (SPKI PEM) of the Pod's own
+ * pgBackRest key, which the operator certifies. Its presence also says the agent takes its
+ * certificate from {@link ANNOTATION_PGBACKREST_CERTIFICATE}, never from names.pgbackrestTls.
+ */
+export const ANNOTATION_PGBACKREST_KEY = `${GROUP}/pgbackrest-key`;
+
+/**
+ * Pod annotation, written by the operator only: the certificate it issued for the Pod's published
+ * key and IP, then the issuing CA's, PEM (contract/postgres-tls.ts splitPeerCertificate reads it).
+ */
+export const ANNOTATION_PGBACKREST_CERTIFICATE = `${GROUP}/pgbackrest-certificate`;
 
 /** Pod annotation: JSON {@link PgBackRestServerInfo}, written by the agent once its server runs. */
 export const ANNOTATION_PGBACKREST_SERVER = `${GROUP}/pgbackrest-server`;

@@ -3,7 +3,13 @@ import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
-import { instanceAdmissionPolicies, LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
+import {
+  instanceAdmissionPolicies,
+  LABEL,
+  repoHostAdmissionPolicies,
+  rulesToGrantInstanceRoles,
+  rulesToGrantRepoHostRoles,
+} from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -13,10 +19,11 @@ export const postgresOperator = defineOperator({
   namespace: 'postgres-operator',
   resources: [PostgresClusterResource, PostgresBackupResource, PGUpgradeResource],
   controllers: [postgresController, pgUpgradeController],
-  // The operator grants the instances' Role, so it must hold those permissions itself
-  // (RBAC forbids granting more than you have).
+  // The operator grants the instances' and the repo hosts' Roles, so it must hold those
+  // permissions itself (RBAC forbids granting more than you have).
   extraRules: [
     ...rulesToGrantInstanceRoles(),
+    ...rulesToGrantRepoHostRoles(),
     // An in-place restore removes the leader Lease once every instance is stopped.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
   ],
@@ -30,7 +37,8 @@ export const postgresOperator = defineOperator({
   cache: { byKind: { 'v1/Secret': { labelSelector: LABEL.cluster } } },
   // What RBAC cannot narrow: each instance writes only its own Pod's role and report, another Pod
   // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1).
-  admissionPolicies: instanceAdmissionPolicies(),
+  // The repo host writes only its own Pod's pgBackRest annotations (issue 37, finding 3).
+  admissionPolicies: [...instanceAdmissionPolicies(), ...repoHostAdmissionPolicies()],
 });
 
 export default postgresOperator;

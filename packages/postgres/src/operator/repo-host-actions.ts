@@ -1,13 +1,14 @@
 /**
- * The repo host of a cluster with a volume repo (contract/repo-host.ts): its PVCs, its Pod and
- * the pgBackRest certificates of every Pod. Every action is idempotent.
+ * The repo host of a cluster with a volume repo (contract/repo-host.ts): its PVCs, its own
+ * ServiceAccount and Role, its Pod and the pgBackRest certificates of every Pod. Every action is
+ * idempotent.
  */
 import type { KubeObject, ReconcileContext } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { hasVolumeRepo, names } from '../contract/index.js';
 import { reconcilePgbackrestTls } from './backups/tls-certificates.js';
-import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoVolumeClaims } from './builders/repo-host.js';
+import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoHostRbac, repoVolumeClaims } from './builders/repo-host.js';
 import { createIfMissing } from './create-if-missing.js';
 
 /**
@@ -36,6 +37,8 @@ export async function reconcileRepoHost(
       const have = claims.find((c) => c.metadata?.name === claim.metadata?.name);
       await createIfMissing(ctx, have, claim as KubeObject);
     }
+    // Before the Pod: a Pod naming a ServiceAccount that does not exist yet is refused.
+    for (const object of repoHostRbac(cluster)) await ctx.apply(object as KubeObject);
     const desired = repoHostPod(cluster);
     const digest = (pod: Pod | undefined) => pod?.metadata?.annotations?.[REPO_HOST_SPEC_ANNOTATION];
     if (existing?.metadata?.deletionTimestamp) {

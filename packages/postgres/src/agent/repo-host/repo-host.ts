@@ -68,7 +68,8 @@ export class RepoHost implements HealthSource {
 
   constructor(options: RepoHostOptions) {
     this.#options = options;
-    this.#view = new ClusterView(options.client, options.config, options.log);
+    // No PostgreSQL TLS Secret: the repo host holds no database, and its Role reads no Secret.
+    this.#view = new ClusterView(options.client, options.config, options.log, { postgresTls: false });
     this.#server = new PgBackRestServerProcess(options.config.pgbackrestBin, options.log, options.redactor);
     this.#pgbackrest = new PgBackRest(options.config, options.log.child({ component: 'pgbackrest' }), options.redactor);
   }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { LABEL } from '../../contract/index.js';
+import { LABEL, rulesToGrantInstanceRoles, rulesToGrantRepoHostRoles } from '../../contract/index.js';
 import { disruptionBudget } from './disruption-budget.js';
 import { instancePod } from './instance-pod.js';
-import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoVolumeClaims } from './repo-host.js';
+import { instanceRbac } from './instance-rbac.js';
+import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoHostRbac, repoVolumeClaims } from './repo-host.js';
 
 const claimSpec = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
 const credentials = { secret: { name: 'hippo-s3-creds' } };
@@ -69,7 +70,7 @@ describe('repoHostPod', () => {
     assert.equal(pod.metadata?.labels?.[LABEL.instanceSet], undefined);
   });
 
-  it('runs the instance image as repo host, under the instance ServiceAccount and security context', () => {
+  it('runs the instance image as repo host, under its own ServiceAccount and the instance security context', () => {
     const instance = instancePod({
       cluster: cluster(),
       name: 'hippo-instance1-0',
@@ -80,7 +81,8 @@ describe('repoHostPod', () => {
     assert.equal(container?.image, 'ghcr.io/kanri-dev/postgres:16');
     assert.equal(repoHostPod(cluster({ image: 'example/pg:1' })).spec?.containers[0]?.image, 'example/pg:1');
     assert.deepEqual(container?.args, ['repo-host']);
-    assert.equal(pod.spec?.serviceAccountName, 'hippo-instance');
+    assert.equal(pod.spec?.serviceAccountName, 'hippo-repo-host');
+    assert.notEqual(pod.spec?.serviceAccountName, instance.spec?.serviceAccountName, 'never the instances’ account');
     assert.deepEqual(pod.spec?.securityContext, instance.spec?.securityContext);
     assert.deepEqual(container?.securityContext, instance.spec?.containers[0]?.securityContext);
     assert.deepEqual(
@@ -129,6 +131,54 @@ describe('repoHostPod', () => {
     });
     const mounts = repoHostPod(bare).spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath);
     assert.deepEqual(mounts, ['/pgbackrest/repo1', '/run/postgresql', '/tmp']);
+  });
+});
+
+describe('repoHostRbac (issue 37, finding 3)', () => {
+  type Rule = { apiGroups: string[]; resources: string[]; resourceNames?: string[]; verbs: string[] };
+  const objects = repoHostRbac(cluster({ users: [{ name: 'app' }] }));
+  const role = objects.find((o) => o.kind === 'Role') as { rules: Rule[]; metadata: { name: string } };
+  const allows = (rules: readonly Rule[], group: string, resource: string, verb: string, name?: string) =>
+    rules.some(
+      (r) =>
+        r.apiGroups.includes(group) &&
+        r.resources.includes(resource) &&
+        r.verbs.includes(verb) &&
+        (!r.resourceNames || (name !== undefined && r.resourceNames.includes(name))),
+    );
+
+  it('binds a Role of its own to the account the Pod runs as', () => {
+    const account = objects.find((o) => o.kind === 'ServiceAccount') as { metadata: { name: string } };
+    const binding = objects.find((o) => o.kind === 'RoleBinding') as {
+      roleRef: { name: string };
+      subjects: { name: string; namespace: string }[];
+    };
+    assert.equal(account.metadata.name, repoHostPod(cluster()).spec?.serviceAccountName);
+    assert.equal(binding.roleRef.name, role.metadata.name);
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'db' }]);
+    const instanceAccount = instanceRbac(cluster()).find((o) => o.kind === 'ServiceAccount') as {
+      metadata: { name: string };
+    };
+    assert.notEqual(account.metadata.name, instanceAccount.metadata.name);
+  });
+
+  it('reads no Secret (not PostgreSQL’s keys, not the users’ passwords) and writes only its own Pod', () => {
+    assert.ok(!role.rules.some((r) => r.resources.includes('secrets')), JSON.stringify(role.rules));
+    for (const name of ['hippo-postgres-tls', 'hippo-pguser-app', 'hippo-superuser', 'hippo-pgbackrest-tls'])
+      for (const verb of ['get', 'list', 'watch']) assert.ok(!allows(role.rules, '', 'secrets', verb, name), name);
+    assert.ok(allows(role.rules, '', 'pods', 'patch', 'hippo-repo-host'));
+    assert.ok(!allows(role.rules, '', 'pods', 'patch', 'hippo-instance1-0'), 'no other Pod');
+    for (const verb of ['create', 'update', 'delete'])
+      assert.ok(!allows(role.rules, 'coordination.k8s.io', 'leases', verb, 'hippo-leader'), `no Lease ${verb}`);
+    assert.ok(allows(role.rules, 'postgres.kanri.dev', 'postgresbackups/status', 'patch'), 'records its backups');
+  });
+
+  it('grants nothing the operator does not hold', () => {
+    const held = [...rulesToGrantInstanceRoles(), ...rulesToGrantRepoHostRoles()] as Rule[];
+    for (const rule of role.rules)
+      for (const group of rule.apiGroups)
+        for (const resource of rule.resources)
+          for (const verb of rule.verbs) assert.ok(allows(held, group, resource, verb), `${verb} ${group}/${resource}`);
   });
 });
 

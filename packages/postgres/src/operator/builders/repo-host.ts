@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  buildRepoHostRoleRules,
   GROUP,
   names,
   PATH,
@@ -72,6 +73,33 @@ export function repoVolumeClaims(cluster: PostgresCluster): PersistentVolumeClai
 }
 
 /**
+ * The repo host's ServiceAccount, Role and RoleBinding (contract/repo-host-rbac.ts): no Secret,
+ * and only its own Pod to write.
+ *
+ * @example
+ * ```ts
+ * for (const object of repoHostRbac(cluster)) await ctx.apply(object as KubeObject);
+ * ```
+ */
+export function repoHostRbac(cluster: PostgresCluster): Record<string, unknown>[] {
+  const clusterName = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace;
+  const name = names.repoHostServiceAccount(clusterName);
+  const metadata = { name, namespace, labels: repoHostLabels(clusterName) };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata, rules: buildRepoHostRoleRules(clusterName) },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  ];
+}
+
+/**
  * The repo host Pod: the instance image started as repo host, no database and no passwords; the
  * repo credentials of the cloud repos come from `configuration`, since the repo host takes the
  * backups into every repo.
@@ -90,7 +118,8 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
   const configVolumes =
     configuration.length > 0 ? [{ name: 'pgbackrest-config', projected: { sources: configuration } }] : [];
   const podSpec = {
-    serviceAccountName: names.instanceServiceAccount(clusterName),
+    // Its own account: the instances' may read PostgreSQL's keys and the users' passwords.
+    serviceAccountName: names.repoHostServiceAccount(clusterName),
     hostname: name,
     terminationGracePeriodSeconds: 30,
     enableServiceLinks: false,
