@@ -1,26 +1,31 @@
 /**
  * The operator's side of volume repos, end to end against a real control plane: a cluster with a
- * volume repo gets the repo PVC, a repo host Pod (no instance), a CA and a TLS Secret whose
- * certificates carry each Pod's IP and the cluster's client name (pruned when a Pod goes); the
- * repo host is replaced when a volume repo is added, stops on shutdown, and goes when the spec
- * drops its volume repos, its PVCs staying. Whether the repo host
- * agent serves is the agent's business (not asserted here).
+ * volume repo gets the repo PVC, a repo host Pod (no instance) running as its own identity, a CA,
+ * and for each Pod a certificate of the key the Pod's agent made and published, for the Pod's IP
+ * and the cluster's client name, written on the Pod (no Secret holds a Pod's key; the older
+ * scheme's shared Secret is retired); each Pod's pgBackRest server presents its own. The repo host
+ * is replaced when a volume repo is added, stops on shutdown, and goes when the spec drops its
+ * volume repos, its PVCs staying.
  */
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
+import { createPublicKey, X509Certificate } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { connect } from 'node:tls';
 import { isNotFound } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import {
   ANNOTATION_PGBACKREST_CERTIFICATE,
+  ANNOTATION_PGBACKREST_KEY,
   ANNOTATION_PGBACKREST_SERVER,
   KIND,
   LABEL,
   names,
+  PGBACKREST_SERVER_PORT,
   REPO_HOST_LABEL,
+  splitPeerCertificate,
 } from '../src/contract/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, volume } from './harness.js';
 import { attempt, clientAsPod } from './support/pod-identity.js';
@@ -45,26 +50,47 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
       Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
     );
   };
-  /** The Pod's certificate once it carries the Pod's current IP. */
+  /** The Pod's certificate once it certifies the key its agent published, for the Pod's current IP. */
   const certificateOf = (pod: string) =>
     waitFor(
-      `a certificate for ${pod}'s IP`,
+      `a certificate for ${pod}'s own key and IP`,
       async () => {
-        const ip = (await get<Pod>('Pod', pod))?.status?.podIP;
+        const p = await get<Pod>('Pod', pod);
+        const ip = p?.status?.podIP;
         if (!ip) throw new Error(`${pod} has no IP yet`);
-        const data = await secretData(names.pgbackrestTls(CLUSTER));
-        const pem = data[`${pod}.crt`];
-        if (!pem || !data[`${pod}.key`]) throw new Error(`no certificate for ${pod} yet`);
+        const publicKeyPem = p?.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY];
+        if (!publicKeyPem) throw new Error(`${pod}'s agent has not published its key yet`);
+        const { cert: pem, ca } = splitPeerCertificate(p?.metadata?.annotations?.[ANNOTATION_PGBACKREST_CERTIFICATE]);
+        if (!pem || !ca) throw new Error(`no certificate on ${pod} yet`);
         const cert = new X509Certificate(pem);
         if (!cert.checkIP(ip)) throw new Error(`${pod}'s certificate is for ${cert.subjectAltName}, not ${ip}`);
-        return { cert, ip, data };
+        if (!cert.publicKey.equals(createPublicKey(publicKeyPem))) throw new Error(`not for ${pod}'s current key`);
+        return { cert, ip, ca, publicKeyPem };
       },
       120_000,
       250,
     );
+  /** The certificate `pod`'s pgBackRest server presents on its IP (TLS 1.3 sends it before asking ours). */
+  const presented = (ip: string) =>
+    waitFor(
+      `the pgBackRest server on ${ip}`,
+      () =>
+        new Promise<X509Certificate>((resolve, reject) => {
+          const socket = connect({ host: ip, port: PGBACKREST_SERVER_PORT, rejectUnauthorized: false }, () => {
+            const cert = socket.getPeerX509Certificate();
+            socket.destroy();
+            if (cert) resolve(cert);
+            else reject(new Error('no certificate presented'));
+          });
+          socket.once('error', reject);
+        }),
+      120_000,
+      500,
+    );
 
   before(async () => {
-    env = await startPostgresEnv({ processNodes: 1 });
+    // With pgBackRest: each Pod's server runs, and its certificate is asserted as presented.
+    env = await startPostgresEnv({ processNodes: 1, pgbackrest: true });
     await env.startOperator();
     await clusters(env.client).create(
       clusterManifest(CLUSTER, 1, {
@@ -154,32 +180,82 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
     }
   });
 
-  it('issues each Pod a certificate for its IP, named pgbackrest@<cluster>, from the cluster’s own CA', async () => {
+  it('certifies each Pod’s own key for its IP as pgbackrest@<cluster>, on the Pod; each server presents its own (issue 37, finding 4)', async () => {
     const repoHost = await certificateOf(REPO_HOST);
     const instance = await certificateOf(INSTANCE);
     const ca = await secretData(names.pgbackrestCa(CLUSTER));
     assert.ok(ca['ca.key'], 'the CA Secret holds the CA key');
     const caCert = new X509Certificate(ca['ca.crt'] ?? '');
-    for (const { cert, ip, data } of [repoHost, instance]) {
+    for (const { cert, ip, ca: chain } of [repoHost, instance]) {
       assert.equal(cert.subject, `CN=pgbackrest@${CLUSTER}`);
       assert.ok(cert.subjectAltName?.includes(`IP Address:${ip}`), cert.subjectAltName);
       assert.ok(cert.checkIssued(caCert) && cert.verify(caCert.publicKey), 'issued by the cluster’s CA');
-      assert.equal(data['ca.crt'], ca['ca.crt']);
-      assert.equal(data['ca.key'], undefined, 'the CA key stays in the CA Secret');
+      assert.equal(chain, ca['ca.crt']);
     }
-    for (const name of [names.pgbackrestCa(CLUSTER), names.pgbackrestTls(CLUSTER)]) {
-      const secret = await get<Secret>('Secret', name);
-      assert.ok(
-        secret?.metadata?.ownerReferences?.some((r) => r.kind === KIND && r.name === CLUSTER),
-        name,
-      );
-    }
+    assert.notEqual(repoHost.publicKeyPem, instance.publicKeyPem, 'one key per Pod');
+    for (const { cert, ip } of [repoHost, instance])
+      assert.equal((await presented(ip)).fingerprint256, cert.fingerprint256, `the server on ${ip} presents its own`);
+    assert.equal(await get<Secret>('Secret', names.pgbackrestTls(CLUSTER)), undefined, 'no shared Secret');
+    // No Secret of the namespace holds a Pod's key: the only private keys are the CAs'.
+    const secrets = await env.client.resource<Secret>('v1', 'Secret').list({ namespace: 'default' });
+    const withKeys = secrets.items.filter((x) =>
+      Object.values(x.data ?? {}).some((v) => Buffer.from(v, 'base64').toString('utf8').includes('PRIVATE KEY')),
+    );
+    assert.deepEqual(
+      withKeys.map((x) => x.metadata?.name).sort(),
+      [names.pgbackrestCa(CLUSTER), names.postgresCa(CLUSTER), names.postgresTls(CLUSTER)].sort(),
+    );
+    const keys = new Set(
+      withKeys.flatMap((x) =>
+        Object.values(x.data ?? {})
+          .map((v) => Buffer.from(v, 'base64').toString('utf8'))
+          .filter((v) => v.includes('PRIVATE KEY'))
+          .map((v) => createPublicKey(v).export({ type: 'spki', format: 'pem' }).toString()),
+      ),
+    );
+    for (const { publicKeyPem } of [repoHost, instance]) assert.ok(!keys.has(publicKeyPem), 'a Pod’s key in a Secret');
     // No Pod mounts the CA.
     const pods = await env.client.resource<Pod>('v1', 'Pod').list({ namespace: 'default' });
     assert.ok(!JSON.stringify(pods.items).includes(names.pgbackrestCa(CLUSTER)));
   });
 
-  it('issues a new instance its certificate and prunes it once the instance is gone', async () => {
+  it('retires the shared Secret of an older cluster once every Pod has its own key, and the instances’ Role names it no more', async () => {
+    const cluster = await clusters(env.client).get(CLUSTER, { namespace: 'default' });
+    const owner = {
+      apiVersion: cluster.apiVersion ?? '',
+      kind: KIND,
+      name: CLUSTER,
+      uid: cluster.metadata?.uid ?? '',
+      controller: true,
+    };
+    await env.client.resource<Secret>('v1', 'Secret').create({
+      metadata: {
+        name: names.pgbackrestTls(CLUSTER),
+        namespace: 'default',
+        labels: { [LABEL.cluster]: CLUSTER },
+        ownerReferences: [owner],
+      },
+      data: { 'ca.crt': Buffer.from('old').toString('base64') },
+    });
+    await waitFor(
+      'the shared Secret to be deleted',
+      async () => {
+        if (await get<Secret>('Secret', names.pgbackrestTls(CLUSTER))) throw new Error('still there');
+        return true;
+      },
+      60_000,
+      250,
+    );
+    await waitFor('the Role to drop it', async () => {
+      const current = (await env.client
+        .resource('rbac.authorization.k8s.io/v1', 'Role')
+        .get(names.instanceServiceAccount(CLUSTER), { namespace: 'default' })) as { rules: unknown[] };
+      if (JSON.stringify(current.rules).includes(names.pgbackrestTls(CLUSTER))) throw new Error('still named');
+      return true;
+    });
+  });
+
+  it('certifies a new instance’s own key', async () => {
     const second = names.pod(CLUSTER, 'i', 1);
     const scale = (replicas: number) =>
       clusters(env.client).patch(
@@ -188,19 +264,13 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
         { namespace: 'default', type: 'merge' },
       );
     await scale(2);
-    await certificateOf(second);
+    const first = await certificateOf(second);
+    assert.equal((await presented(first.ip)).fingerprint256, first.cert.fingerprint256);
     await scale(1);
-    await waitFor(
-      `${second}'s certificate to be pruned`,
-      async () => {
-        const data = await secretData(names.pgbackrestTls(CLUSTER));
-        if (data[`${second}.crt`] || data[`${second}.key`]) throw new Error('still there');
-        if (!data[`${REPO_HOST}.crt`] || !data[`${INSTANCE}.crt`]) throw new Error('pruned too much');
-        return true;
-      },
-      120_000,
-      250,
-    );
+    await waitFor(`${second} to be gone`, async () => {
+      if (await get<Pod>('Pod', second)) throw new Error('still there');
+      return true;
+    });
   });
 
   it('replaces the repo host when a volume repo is added, so that it mounts the new PVC too', async () => {

@@ -4,6 +4,7 @@
  * report, the peer-status wire type, postgresql.conf rules, the instance RBAC rules and the HA
  * defaults all live here, so the two sides cannot drift apart.
  */
+export * from './clone-gateway.js';
 export * from './ha-defaults.js';
 export * from './instance-admission-policy.js';
 export * from './instance-environment.js';

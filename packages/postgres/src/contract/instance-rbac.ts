@@ -16,7 +16,21 @@ import { BACKUP_PLURAL, GROUP, names, PLURAL } from './names.js';
  * };
  * ```
  */
-export function buildInstanceRoleRules(cluster: string, userNames: readonly string[]): PolicyRule[] {
+export function buildInstanceRoleRules(
+  cluster: string,
+  userNames: readonly string[],
+  options: {
+    /**
+     * The cluster still has the Secret of every Pod's pgBackRest key (names.pgbackrestTls, from
+     * before per-Pod keys), which the agents of that scheme read until the operator retires it.
+     */
+    readonly sharedPgbackrestTls?: boolean;
+  } = {},
+): PolicyRule[] {
+  const secretNames = [
+    ...(options.sharedPgbackrestTls ? [names.pgbackrestTls(cluster)] : []),
+    ...userNames.map((user) => names.userSecret(cluster, user)),
+  ];
   const rules: PolicyRule[] = [
     // The leader Lease: created once by the first primary, then read, renewed, released, and
     // followed (list + watch by name) through the agent's cache.
@@ -41,19 +55,12 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
     // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-    // The users' Secrets (the primary sets their passwords) and the Pods' pgBackRest certificates,
-    // issued by the operator once each Pod has its IP (the CA's key stays in a Secret only the
-    // operator reads). Named, never every Secret.
-    {
-      apiGroups: [''],
-      resources: ['secrets'],
-      resourceNames: [
-        names.pgbackrestTls(cluster),
-        names.pgbackrestSourceTls(cluster),
-        ...userNames.map((user) => names.userSecret(cluster, user)),
-      ],
-      verbs: ['get'],
-    },
+    // The users' Secrets (the primary sets their passwords), and while it exists the older scheme's
+    // pgBackRest Secret; each Pod's own pgBackRest key is in its own run volume, in no Secret.
+    // Named, never every Secret: with no name there is no rule (an empty list would mean all).
+    ...(secretNames.length > 0
+      ? [{ apiGroups: [''], resources: ['secrets'], resourceNames: secretNames, verbs: ['get'] }]
+      : []),
   ];
   return rules;
 }
@@ -69,5 +76,7 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
  * ```
  */
 export function rulesToGrantInstanceRoles(): PolicyRule[] {
-  return buildInstanceRoleRules('any', ['any']).map(({ resourceNames: _, ...rule }) => rule);
+  return buildInstanceRoleRules('any', ['any'], { sharedPgbackrestTls: true }).map(
+    ({ resourceNames: _, ...rule }) => rule,
+  );
 }

@@ -139,13 +139,16 @@ export const names = {
   repoHostServiceAccount: (cluster: string) => `${cluster}-repo-host`,
   /** The PVC of a volume repo, mounted by the repo host (PGO's name). */
   repoVolume: (cluster: string, repo: string) => `${cluster}-${repo}`,
-  /** The Pods' pgBackRest certificates (read by the agents through the API). */
+  /**
+   * Every Pod's pgBackRest certificate and key, as clusters from before per-Pod keys have it
+   * (contract/repo-host.ts); retired by the operator once every Pod publishes its own key.
+   */
   pgbackrestTls: (cluster: string) => `${cluster}-pgbackrest-tls`,
   /** The CA that issues them; the operator alone reads it. */
   pgbackrestCa: (cluster: string) => `${cluster}-pgbackrest-ca`,
   /**
-   * A clone of another cluster's volume repo: a client certificate from the source cluster's CA
-   * (`ca.crt`, `tls.crt`, `tls.key`), with which the clone's restore reaches the source's repo host.
+   * What a clone of another cluster's volume repo held before clone grants (contract/clone-gateway.ts):
+   * a year-long client certificate from the source's CA, with its key. Deleted by the operator.
    */
   pgbackrestSourceTls: (cluster: string) => `${cluster}-pgbackrest-source-tls`,
   /**

@@ -169,6 +169,35 @@ describe('volume repos through the repo host', () => {
     assert.equal(options['pg1-socket-path'], '/run/pg');
   });
 
+  it('on a clone: reads the source’s volume repo as gcs through the clone port, never as the user’s global says (issue 37, finding 4)', () => {
+    const { options } = buildPgBackRestConf({
+      namespace: 'n',
+      cluster: 'c',
+      spec: {
+        repos: [volume],
+        global: {
+          'repo2-type': 'posix',
+          'repo2-gcs-endpoint': 'evil:443',
+          'repo2-storage-verify-tls': 'n',
+          'repo2-cipher-pass': 'p',
+        },
+      },
+      paths,
+      volume: { gateway: { address: '10.0.0.9', caFile: '/run/source/ca.crt', token: 't0ken' } },
+    });
+    assert.equal(options['repo2-type'], 'gcs');
+    assert.equal(options['repo2-gcs-bucket'], 'repo2');
+    assert.equal(options['repo2-gcs-endpoint'], '10.0.0.9:8433');
+    assert.equal(options['repo2-gcs-key-type'], 'token');
+    assert.equal(options['repo2-gcs-key'], 'Bearer t0ken');
+    assert.equal(options['repo2-storage-ca-file'], '/run/source/ca.crt');
+    assert.equal(options['repo2-storage-verify-tls'], 'y');
+    assert.equal(options['repo2-path'], '/');
+    assert.equal(options['repo2-host'], undefined, 'never the source’s pgBackRest server');
+    assert.equal(options['repo2-cipher-pass'], 'p', 'the source’s other settings still apply');
+    assert.equal(repoReachable(volume, options), true);
+  });
+
   it('a server listens on the Pod IP with the Pod certificate and admits only the cluster’s common name', () => {
     const text = buildPgBackRestServerConf({
       cluster: 'hippo',

@@ -5,6 +5,7 @@
  * the agent writes the file from the spec it follows, so a spec change reaches it without a restart.
  */
 import { createHash } from 'node:crypto';
+import { type CloneGatewayAccess, cloneGatewayOptions } from './clone-gateway.js';
 import { GROUP } from './names.js';
 import { PGBACKREST_SERVER_PORT, pgbackrestClientName } from './repo-host.js';
 
@@ -100,13 +101,18 @@ export interface RemotePg extends RemoteServer {
   readonly port: number;
 }
 
-/** Where a volume repo is reached: the repo host's local path (on the repo host), else the repo host. */
+/**
+ * Where a volume repo is reached: the repo host's local path (on the repo host), else its own
+ * cluster's repo host, else (a clone) the source's repo host's read-only clone port.
+ */
 export interface VolumeRepoAccess {
   /** On the repo host: each volume repo's path there. */
   readonly repoPaths?: Readonly<Record<string, string>>;
   /** On an instance: the repo host, with this Pod's certificate. */
   readonly repoHost?: RemoteServer;
   readonly tls?: PgBackRestTlsFiles;
+  /** On a clone's instance: the source's repo host's clone port (contract/clone-gateway.ts). */
+  readonly gateway?: CloneGatewayAccess;
 }
 
 /** The options that make pgBackRest reach a TLS server with this Pod's certificate. */
@@ -139,6 +145,7 @@ export function repoOptions(
   if (repo.volume !== undefined) {
     const local = access.repoPaths?.[repo.name];
     if (local) options[`repo${n}-path`] = local;
+    else if (access.gateway) Object.assign(options, cloneGatewayOptions(n, repo.name, access.gateway));
     else if (access.repoHost && access.tls)
       Object.assign(options, tlsClientOptions(`repo${n}`, access.repoHost, access.tls));
     return options;
@@ -223,14 +230,16 @@ export function buildPgBackRestConf(input: PgBackRestConfInput): { text: string;
     // An immediate checkpoint: a requested backup starts now, not at the next scheduled checkpoint.
     'start-fast': 'y',
   };
-  const volumePaths = new Set<string>();
+  const volumeRepos: string[] = [];
   for (const repo of input.spec.repos) {
     Object.assign(global, repoOptions(input.namespace, input.cluster, repo, input.volume));
-    // A volume repo's path is its mount on the repo host: never the user's.
-    if (repo.volume !== undefined) volumePaths.add(`repo${repoIndex(repo.name)}-path`);
+    if (repo.volume !== undefined) volumeRepos.push(`repo${repoIndex(repo.name)}-`);
   }
+  // How a volume repo is reached (its mount on the repo host, the clone port's storage) is never the user's.
+  const volumeOwned = (key: string) =>
+    volumeRepos.some((prefix) => key.startsWith(prefix) && /^(path|type|gcs-|storage-)/.test(key.slice(prefix.length)));
   for (const [key, value] of Object.entries(input.spec.global ?? {})) {
-    if (OWNED.has(key) || OWNED_PATTERN.test(key) || volumePaths.has(key)) continue;
+    if (OWNED.has(key) || OWNED_PATTERN.test(key) || volumeOwned(key)) continue;
     global[key] = value.startsWith('/') ? resolve(value) : value;
   }
   const pg = input.pgHost;

@@ -29,11 +29,11 @@ const restoreSourceSchema = z.object({
   /** Container path where the repo's `configuration` is mounted. */
   configDir: z.string(),
   /**
-   * A clone from another cluster's volume repo: that cluster's repo host (its Pod IP and the
-   * server configuration it published). The clone reaches it with the client certificate in
-   * names.pgbackrestSourceTls, issued by the source cluster's CA.
+   * A clone from another cluster's volume repo: that cluster's repo host, read through its
+   * read-only clone port (contract/clone-gateway.ts): its Pod IP, and its pgBackRest certificate
+   * then the source's CA (PEM), which the clone verifies it with and derives its token from.
    */
-  repoHost: z.object({ address: z.string(), config: z.string() }).optional(),
+  gateway: z.object({ address: z.string(), certificate: z.string() }).optional(),
 });
 
 export type RestoreSource = z.infer<typeof restoreSourceSchema>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kanri/client';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
+import { ANNOTATION, ANNOTATION_PGBACKREST_KEY, type InstanceReport, LABEL } from '../contract/index.js';
 import { REPORT_FIELDS_READ } from './cluster-status.js';
 import { instancePodChanged, instancePodPredicate } from './pod-predicate.js';
 
@@ -120,6 +120,22 @@ describe('instancePodPredicate', () => {
       predicate({ type: 'updated', old: repoHost('10.0.0.9'), object: repoHost('10.0.0.9', { note: 'x' }) }),
       false,
     );
+  });
+
+  it('wakes the controller when a Pod publishes its pgBackRest key, to certify it (issue 37, finding 4)', () => {
+    const predicate = instancePodPredicate({ now: () => nowMs });
+    const repoHost = (annotations: Record<string, string> = {}) =>
+      ({
+        metadata: { name: 'db-repo-host', labels: { [LABEL.cluster]: 'db' }, annotations },
+        status: { phase: 'Running', podIP: '10.0.0.9' },
+      }) as KubeObject;
+    const key = { [ANNOTATION_PGBACKREST_KEY]: 'spki' };
+    assert.equal(predicate({ type: 'updated', old: repoHost(), object: repoHost(key) }), true);
+    assert.equal(
+      predicate({ type: 'updated', old: repoHost(key), object: repoHost({ [ANNOTATION_PGBACKREST_KEY]: 'new' }) }),
+      true,
+    );
+    assert.equal(predicate({ type: 'updated', old: repoHost(key), object: repoHost(key) }), false);
   });
 
   it('lets adds and deletes through and filters updates by the same rule', () => {

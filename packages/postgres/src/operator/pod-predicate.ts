@@ -13,6 +13,7 @@
 import type { KubeObject } from '@kanri/client';
 import type { Predicate } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
+import { ANNOTATION_PGBACKREST_KEY } from '../contract/index.js';
 import {
   isReportFresh,
   podReady,
@@ -45,6 +46,9 @@ export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfter
   if (old.status?.phase !== pod.status?.phase) return true;
   // A Pod's first IP lets the operator issue its pgBackRest certificate (backups/tls-plan.ts).
   if (old.status?.podIP !== pod.status?.podIP) return true;
+  // So does the pgBackRest key its agent publishes (the repo host's too, which has no report).
+  if (old.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY] !== pod.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY])
+    return true;
   if (Boolean(old.metadata?.deletionTimestamp) !== Boolean(pod.metadata?.deletionTimestamp)) return true;
   if (podReady(old) !== podReady(pod)) return true;
   // An unschedulable Pod may be one the scheduler left behind (stuck-pods.ts): look when it becomes one.

@@ -14,6 +14,7 @@ import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
+import { hasSharedPgbackrestTls } from './backups/tls-certificates.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
 import { instancePod } from './builders/instance-pod.js';
@@ -110,9 +111,11 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
     const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
 
-    const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx, initialised) : {};
+    const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx) : {};
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
-    for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
+    // The older scheme's shared pgBackRest Secret stays readable while it exists (its agents read it).
+    const sharedPgbackrestTls = hasSharedPgbackrestTls(cluster, ctx);
+    for (const object of instanceRbac(cluster, { sharedPgbackrestTls })) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
     await ctx.apply(networkPolicy(cluster));

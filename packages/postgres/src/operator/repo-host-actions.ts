@@ -9,6 +9,7 @@ import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { hasVolumeRepo, names } from '../contract/index.js';
 import { reconcilePgbackrestTls } from './backups/tls-certificates.js';
 import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoHostRbac, repoVolumeClaims } from './builders/repo-host.js';
+import { reconcileCloneGrantsOfSource } from './clone-actions.js';
 import { createIfMissing } from './create-if-missing.js';
 
 /**
@@ -67,4 +68,5 @@ export async function reconcileRepoHost(
     await ctx.delete({ apiVersion: 'v1', kind: 'Pod', name, namespace: cluster.metadata?.namespace });
   }
   if (volume) await reconcilePgbackrestTls(cluster, ctx, pods);
+  if (existing && !existing.metadata?.deletionTimestamp) await reconcileCloneGrantsOfSource(cluster, ctx, existing);
 }

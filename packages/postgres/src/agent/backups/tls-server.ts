@@ -1,12 +1,13 @@
 /**
  * The Pod's side of a volume repo's TLS mesh, for the life of the agent (instance or repo host):
- * while the spec declares a volume repo, fetch this Pod's certificate once the operator has issued
- * it, run pgBackRest's TLS server on it, and publish on the Pod where the server's configuration
- * and data are (contract/repo-host.ts), which the other Pods' pgBackRest passes to it. Without a
- * volume repo the server is stopped.
+ * publish this Pod's own pgBackRest key on its Pod (always: a clone's instance needs it to read its
+ * source too), and while the spec declares a volume repo, once the operator has certified that key
+ * for this Pod's IP, run pgBackRest's TLS server with it and publish on the Pod where the server's
+ * configuration and data are (contract/repo-host.ts), which the other Pods' pgBackRest passes to
+ * it. Without a volume repo the server is stopped.
  *
- * Guarantees: the server only ever presents a certificate issued for this Pod's IP, and serves
- * only clients holding one of this cluster's certificates.
+ * Guarantees: the server only ever presents a certificate issued for this Pod's own key and IP,
+ * and serves only clients holding one of this cluster's certificates.
  */
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -14,6 +15,8 @@ import { join } from 'node:path';
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
 import {
+  ANNOTATION_PGBACKREST_CERTIFICATE,
+  ANNOTATION_PGBACKREST_KEY,
   ANNOTATION_PGBACKREST_SERVER,
   buildPgBackRestServerConf,
   hasVolumeRepo,
@@ -27,13 +30,24 @@ import type { AgentContext } from '../context.js';
 import { readIfExists, writeFileIfChanged } from '../io/files.js';
 import type { Logger } from '../io/logger.js';
 import type { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
-import { fetchPgBackRestTls, type TlsIdentity } from '../io/pgbackrest-tls.js';
+import { PgBackRestKey } from '../io/pgbackrest-tls.js';
 
 const PERIOD_MS = 5_000;
 /** While the certificate is not issued yet: the operator issues it within a reconcile. */
 const WAIT_MS = 1_000;
-/** How often a served certificate is read again (renewals come 30 days ahead). */
-const REFETCH_MS = 10 * 60_000;
+
+/** Who this Pod is, for its certificate. */
+export interface TlsIdentity {
+  readonly namespace: string;
+  readonly cluster: string;
+  readonly podName: string;
+  readonly podIP: string;
+}
+
+/** This Pod's pgBackRest key, kept in its run volume (`pgbackrest-tls/`). */
+export function podKey(runDir: string): PgBackRestKey {
+  return PgBackRestKey.kept(join(runDir, 'pgbackrest-tls'));
+}
 
 export interface TlsServerDeps {
   readonly client: KubeClient;
@@ -52,35 +66,50 @@ export interface TlsServerDeps {
 }
 
 export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Promise<void> {
-  const { log, view, server } = deps;
+  const { log, view, server, identity } = deps;
   const wakeup = new Wakeup();
   const offCluster = view.onClusterChange(() => wakeup.wake());
+  // The operator's certificate arrives on this Pod.
+  const offPods = view.onPodsChange(() => wakeup.wake());
   const confFile = join(deps.runDir, 'pgbackrest-server.conf');
+  const key = podKey(deps.runDir);
+  const patchOwnPod = (annotations: Record<string, string>) =>
+    deps.client
+      .resource('v1', 'Pod')
+      .patch(
+        identity.podName,
+        { metadata: { annotations } },
+        { namespace: identity.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
+      );
   let tls: PgBackRestTlsFiles | undefined;
   let published: string | undefined;
   let waitingSince: number | undefined;
-  let fetchedAt = 0;
   try {
     while (!signal.aborted) {
       try {
+        const own = view.pod(identity.podName);
+        const annotations = own?.metadata?.annotations ?? {};
+        if (own && annotations[ANNOTATION_PGBACKREST_KEY] !== key.publicKeyPem) {
+          await patchOwnPod({ [ANNOTATION_PGBACKREST_KEY]: key.publicKeyPem });
+          log.info('pgBackRest key published for the operator to certify');
+        }
         const spec = view.spec?.backups?.pgbackrest;
         if (!spec || !hasVolumeRepo(spec)) {
           if (tls) deps.onTls(undefined);
           tls = undefined;
           await server.stop();
         } else {
-          // Read again now and then: the operator renews certificates before they end.
-          if (!tls || performance.now() - fetchedAt > REFETCH_MS) {
-            tls =
-              (await fetchPgBackRestTls(deps.client, deps.identity, join(deps.runDir, 'pgbackrest-tls'), signal)) ??
-              tls;
-            fetchedAt = performance.now();
-          }
+          const certificate = annotations[ANNOTATION_PGBACKREST_CERTIFICATE];
+          // Renewals replace the annotation: what the Pod carries now is what is served.
+          tls = (await key.files(certificate, identity.cluster, identity.podIP)) ?? tls;
           if (!tls) {
             waitingSince ??= performance.now();
             // Said once a while, not every lap: the operator may simply not have reconciled yet.
             if (performance.now() - waitingSince > 30_000) {
-              log.warn('no pgBackRest certificate for this Pod IP yet; waiting for the operator to issue it');
+              log.warn(
+                { why: key.problem(certificate, identity.cluster, identity.podIP) },
+                'no pgBackRest certificate for this Pod yet; waiting for the operator to issue it',
+              );
               waitingSince = performance.now();
             }
           } else {
@@ -91,19 +120,13 @@ export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Pr
             await Promise.all([dirs.logPath, dirs.lockPath].map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
             await writeFileIfChanged(confFile, text, 0o600);
             const material = await Promise.all([tls.cert, tls.key, tls.ca].map((f) => readIfExists(f)));
-            const key = createHash('sha256')
+            const digest = createHash('sha256')
               .update([text, ...material].join('\0'))
               .digest('hex');
-            await server.ensure(confFile, key);
+            await server.ensure(confFile, digest);
             const annotation = JSON.stringify({ config: confFile, ...info } satisfies PgBackRestServerInfo);
             if (annotation !== published) {
-              await deps.client
-                .resource('v1', 'Pod')
-                .patch(
-                  deps.identity.podName,
-                  { metadata: { annotations: { [ANNOTATION_PGBACKREST_SERVER]: annotation } } },
-                  { namespace: deps.identity.namespace, type: 'merge', signal: AbortSignal.timeout(10_000) },
-                );
+              await patchOwnPod({ [ANNOTATION_PGBACKREST_SERVER]: annotation });
               published = annotation;
               log.info({ server: JSON.parse(annotation) }, 'pgBackRest TLS server published');
             }
@@ -116,6 +139,7 @@ export async function runTlsServer(deps: TlsServerDeps, signal: AbortSignal): Pr
     }
   } finally {
     offCluster();
+    offPods();
     await server.stop();
   }
 }

@@ -97,13 +97,16 @@ it('pins the instance Role to the cluster’s object names: only its users’ an
     rules.filter((rule) => rule.resources?.includes('secrets')).map((rule) => [rule.verbs, rule.resourceNames]);
   assert.deepEqual(secretRules(withUsers), [
     [['list', 'watch'], ['pg-postgres-tls']],
-    [['get'], ['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls', 'pg-pguser-app']],
+    [['get'], ['pg-pguser-app']],
   ]);
   assert.deepEqual(withUsers.find((rule) => rule.resources?.includes('configmaps'))?.resourceNames, ['pg-config']);
+  // No Secret of pgBackRest's: each Pod's key is its own (issue 37, finding 4); the older scheme's
+  // shared Secret only while a cluster still has it. And no name at all means no rule (not every Secret).
   const withoutUsers = buildInstanceRoleRules('pg', []);
-  assert.deepEqual(secretRules(withoutUsers), [
+  assert.deepEqual(secretRules(withoutUsers), [[['list', 'watch'], ['pg-postgres-tls']]]);
+  assert.deepEqual(secretRules(buildInstanceRoleRules('pg', [], { sharedPgbackrestTls: true })), [
     [['list', 'watch'], ['pg-postgres-tls']],
-    [['get'], ['pg-pgbackrest-tls', 'pg-pgbackrest-source-tls']],
+    [['get'], ['pg-pgbackrest-tls']],
   ]);
   assert.equal(
     withoutUsers.some((rule) => rule.verbs?.includes('*') || rule.resources?.includes('*')),

@@ -7,23 +7,28 @@
  * created the stanza; a backup cut short (the agent stopping) ends Failed (backup-runner.ts); one
  * that runs while the primary reports every push failing for 60 s is stopped, as on the primary.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import type { KubeClient } from '@kanri/client';
 import { holderOf } from '@kanri/runtime';
 import { Wakeup } from '@kanri/timing';
 import {
+  ANNOTATION_PGBACKREST_CERTIFICATE,
   archiveStalled,
   buildPgBackRestServerConf,
   hasVolumeRepo,
+  PGBACKREST_CLONE_PORT,
   type PgBackRestSpec,
+  type PgBackRestTlsFiles,
   type RemotePg,
+  readCloneGrants,
   readPodReport,
   readServerInfo,
   repoVolumePath,
+  splitPeerCertificate,
 } from '../../contract/index.js';
 import { BackupQueue } from '../backups/backup-runner.js';
 import { usableSpec } from '../backups/primary-backups.js';
-import { runTlsServer, serverDirs } from '../backups/tls-server.js';
+import { podKey, runTlsServer, serverDirs } from '../backups/tls-server.js';
 import { ClusterView } from '../cluster-view.js';
 import { AgentEvents } from '../io/agent-events.js';
 import type { HealthSource } from '../io/http-server.js';
@@ -32,6 +37,7 @@ import { PgBackRest } from '../io/pgbackrest.js';
 import { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
 import type { Redactor } from '../io/redactor.js';
 import { resolveMountPath } from '../mounts.js';
+import { CloneGateway } from './clone-gateway.js';
 import type { RepoHostConfig } from './repo-host-config.js';
 
 const PERIOD_MS = 5_000;
@@ -64,6 +70,8 @@ export class RepoHost implements HealthSource {
   readonly #view: ClusterView;
   readonly #server: PgBackRestServerProcess;
   readonly #pgbackrest: PgBackRest;
+  #gateway: CloneGateway | undefined;
+  #clonePort: Promise<void> = Promise.resolve();
   #waiting: string | undefined = 'starting';
 
   constructor(options: RepoHostOptions) {
@@ -72,6 +80,27 @@ export class RepoHost implements HealthSource {
     this.#view = new ClusterView(options.client, options.config, options.log, { postgresTls: false });
     this.#server = new PgBackRestServerProcess(options.config.pgbackrestBin, options.log, options.redactor);
     this.#pgbackrest = new PgBackRest(options.config, options.log.child({ component: 'pgbackrest' }), options.redactor);
+  }
+
+  /** The clone port serves with this Pod's certificate while it has one (a volume repo declared). */
+  async #serveClones(tls: PgBackRestTlsFiles | undefined): Promise<void> {
+    if (!tls) return this.#gateway?.stop();
+    const { config, log } = this.#options;
+    const own = () => this.#view.pod(config.podName)?.metadata?.annotations;
+    this.#gateway ??= new CloneGateway(
+      {
+        repoPaths: () => {
+          const spec = this.#view.spec?.backups?.pgbackrest;
+          return spec ? volumeRepoPaths(spec) : {};
+        },
+        grants: () => readCloneGrants(own()),
+        ca: () => splitPeerCertificate(own()?.[ANNOTATION_PGBACKREST_CERTIFICATE]).ca,
+      },
+      podKey(config.runDir),
+      log.child({ component: 'clone-port' }),
+    );
+    const [cert, key] = await Promise.all([readFile(tls.cert, 'utf8'), readFile(tls.key, 'utf8')]);
+    await this.#gateway.ensure(config.podIP, PGBACKREST_CLONE_PORT, { cert, key });
   }
 
   health(): string | null {
@@ -113,6 +142,10 @@ export class RepoHost implements HealthSource {
             },
             onTls: (tls) => {
               this.#pgbackrest.tls = tls;
+              // One change at a time: a server still starting is never started twice.
+              this.#clonePort = this.#clonePort
+                .then(() => this.#serveClones(tls))
+                .catch((error: unknown) => log.warn({ err: error }, 'cannot serve the clone port; retrying'));
             },
           },
           signal,
@@ -120,6 +153,8 @@ export class RepoHost implements HealthSource {
         this.#runBackups(signal),
       ]);
     } finally {
+      await this.#clonePort;
+      await this.#gateway?.stop();
       await this.#view.stop();
     }
   }

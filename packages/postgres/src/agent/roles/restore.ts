@@ -23,11 +23,11 @@ import {
   repoIndex,
   unsupportedRepo,
 } from '../../contract/index.js';
+import { cloneAccess } from '../backups/clone-access.js';
 import { volumeAccess } from '../backups/volume-access.js';
 import type { AgentContext } from '../context.js';
 import { writeFileIfChanged } from '../io/files.js';
 import { failureReason } from '../io/pgbackrest.js';
-import { fetchSourceTls } from '../io/pgbackrest-tls.js';
 import { retry } from '../io/retry.js';
 
 /** What a restore leaves in postgresql.auto.conf that must not outlive it. */
@@ -98,22 +98,17 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   await mark(ctx, { id, result: 'running' });
   const file = join(config.runDir, 'pgbackrest-restore.conf');
   const repos = { repos: [source.repo], ...(source.global ? { global: source.global } : {}) };
-  // A volume repo is read through the repo host, once it serves and this Pod has its certificate:
-  // its own cluster's, or for a clone, the source's repo host with a certificate of the source's CA.
-  const sourceRepoHost = source.repoHost;
+  // A volume repo is read through its cluster's repo host, once it serves and this Pod has its
+  // certificate; a clone's, read-only through the source's repo host's clone port once granted.
+  const gateway = source.gateway;
   while (!signal.aborted) {
-    const sourceTls = sourceRepoHost
-      ? await fetchSourceTls(ctx.client, config, join(config.runDir, 'pgbackrest-source-tls'), signal)
-      : undefined;
-    const volume = sourceRepoHost
-      ? { repoHost: sourceRepoHost, ...(sourceTls ? { tls: sourceTls } : {}) }
-      : volumeAccess(ctx);
+    const clone = gateway ? await cloneAccess(config, gateway, source.repo.name, signal) : undefined;
+    const volume = gateway ? (clone?.access ? { gateway: clone.access } : {}) : volumeAccess(ctx);
     const { unreachable } = await ctx.pgbackrest.write(repos, file, source, { volume });
-    if (unreachable.length === 0) break;
-    const host = sourceRepoHost
-      ? `${source.cluster}'s repo host (${sourceRepoHost.address})`
-      : names.repoHost(config.cluster);
-    ctx.state.setPhase(`restore ${id}: waiting for a certificate and for ${host} to serve ${unreachable.join(', ')}`);
+    if (unreachable.length === 0 && !clone?.waiting) break;
+    ctx.state.setPhase(
+      `restore ${id}: waiting: ${clone?.waiting ?? `for a certificate and for ${names.repoHost(config.cluster)} to serve ${unreachable.join(', ')}`}`,
+    );
     await sleepUnlessAborted(1_000, signal);
   }
   if (signal.aborted) return false;

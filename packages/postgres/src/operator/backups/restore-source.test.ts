@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { ANNOTATION_PGBACKREST_SERVER, PGBACKREST_SOURCE_CONF_DIR } from '../../contract/index.js';
+import {
+  ANNOTATION_PGBACKREST_CERTIFICATE,
+  ANNOTATION_PGBACKREST_SERVER,
+  PGBACKREST_SOURCE_CONF_DIR,
+} from '../../contract/index.js';
 import { resolveCloneSource } from './restore-source.js';
 
 const bare = (global: Record<string, string>) =>
@@ -56,16 +60,14 @@ describe('a clone from another cluster', () => {
     );
   });
 
-  it('reads a volume repo through the source’s repo host, as it published its server', () => {
-    const repoHost = {
-      metadata: {
-        name: 'hippo-repo-host',
-        annotations: { [ANNOTATION_PGBACKREST_SERVER]: '{"config":"/run/server.conf"}' },
-      },
-      status: { podIP: '10.0.0.9' },
-    } as Pod;
-    const { source: resolved } = resolveCloneSource(clone, source, repoHost);
-    assert.deepEqual(resolved?.repoHost, { address: '10.0.0.9', config: '/run/server.conf' });
+  it('reads a volume repo through the source’s repo host’s clone port, with the certificate it serves', () => {
+    const repoHost = (annotations: Record<string, string>) =>
+      ({ metadata: { name: 'hippo-repo-host', annotations }, status: { podIP: '10.0.0.9' } }) as Pod;
+    const server = { [ANNOTATION_PGBACKREST_SERVER]: '{"config":"/run/server.conf"}' };
+    assert.match(resolveCloneSource(clone, source, repoHost(server)).problem ?? '', /does not serve yet/);
+    const certificate = { [ANNOTATION_PGBACKREST_CERTIFICATE]: 'cert+ca' };
+    const { source: resolved } = resolveCloneSource(clone, source, repoHost({ ...server, ...certificate }));
+    assert.deepEqual(resolved?.gateway, { address: '10.0.0.9', certificate: 'cert+ca' });
     assert.equal(resolved?.cluster, 'hippo');
   });
 });

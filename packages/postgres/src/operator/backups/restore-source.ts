@@ -5,6 +5,7 @@
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  ANNOTATION_PGBACKREST_CERTIFICATE,
   names,
   PGBACKREST_CONF_DIR,
   PGBACKREST_SOURCE_CONF_DIR,
@@ -61,16 +62,17 @@ export function resolveCloneSource(
       return {
         problem: `spec.dataSource.postgresCluster.repoName: PostgresCluster ${clusterName} declares no ${repoName}`,
       };
-    // A volume repo is read through the source's repo host, once it serves.
-    let repoHost: { address: string; config: string } | undefined;
+    // A volume repo is read through the source's repo host's read-only clone port, once it serves
+    // (it does with its certificate, as its pgBackRest server does).
+    let gateway: { address: string; certificate: string } | undefined;
     if (repo.volume) {
-      const info = readServerInfo(sourceRepoHost);
       const address = sourceRepoHost?.status?.podIP;
-      if (!info || !address)
+      const certificate = sourceRepoHost?.metadata?.annotations?.[ANNOTATION_PGBACKREST_CERTIFICATE];
+      if (!readServerInfo(sourceRepoHost) || !address || !certificate || sourceRepoHost?.metadata?.deletionTimestamp)
         return {
           problem: `spec.dataSource.postgresCluster.repoName: ${repoName} of PostgresCluster ${clusterName} is a volume repo, and its repo host ${names.repoHost(clusterName)} does not serve yet`,
         };
-      repoHost = { address, config: info.config };
+      gateway = { address, certificate };
     }
     return {
       source: {
@@ -82,7 +84,7 @@ export function resolveCloneSource(
         ...(pgbackrest.global ? { global: intoSourceDir(pgbackrest.global) } : {}),
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
-        ...(repoHost ? { repoHost } : {}),
+        ...(gateway ? { gateway } : {}),
       },
       configuration: pgbackrest.configuration ?? [],
     };

@@ -7,7 +7,10 @@ import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { buildInstanceRoleRules, names } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
-export function instanceRbac(cluster: PostgresCluster): Record<string, unknown>[] {
+export function instanceRbac(
+  cluster: PostgresCluster,
+  options: Parameters<typeof buildInstanceRoleRules>[2] = {},
+): Record<string, unknown>[] {
   const c = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace;
   const name = names.instanceServiceAccount(c);
@@ -15,6 +18,7 @@ export function instanceRbac(cluster: PostgresCluster): Record<string, unknown>[
   const rules = buildInstanceRoleRules(
     c,
     (cluster.spec.users ?? []).map((u) => u.name),
+    options,
   );
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata },
