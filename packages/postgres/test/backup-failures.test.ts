@@ -21,6 +21,8 @@ import {
   backupsSpec,
   CREDS_SECRET,
   prepareS3,
+  repoPathOf,
+  repoPrefix,
   s3Global,
   s3Repo,
   waitArchived as waitArchivedIn,
@@ -30,7 +32,6 @@ import { clusterEvents, dataClaims, instancePods, waitForClusterEvent } from './
 import { nodeOf, PACED_WRITES, podsOf, SequenceWriter, sql, superuserPassword } from './support/failover-env.js';
 
 const SOURCE = 'ledger';
-const REPO_PATH = `/pgbackrest/default/${SOURCE}/repo1`;
 const ARCHIVE_TIMEOUT_S = 10;
 const OUTAGE_MS = 120_000;
 
@@ -133,7 +134,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     writer.start();
     await waitFor('writes', async () => ((writer?.acks.length ?? 0) > 50 ? true : undefined), 60_000, 200);
     await waitArchived(SOURCE, await switchWal(SOURCE));
-    const beforeOutage = archivedSegments(await repoObjects(s3, BUCKET, REPO_PATH, 'archive/db/'));
+    const beforeOutage = archivedSegments(await repoObjects(s3, BUCKET, await repoPathOf(env, SOURCE), 'archive/db/'));
 
     const stoppedAt = performance.now();
     await s3.stop();
@@ -191,7 +192,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     await writer.stop();
     writer = undefined;
 
-    const after = archivedSegments(await repoObjects(s3, BUCKET, REPO_PATH, 'archive/db/'));
+    const after = archivedSegments(await repoObjects(s3, BUCKET, await repoPathOf(env, SOURCE), 'archive/db/'));
     const gaps = segmentGaps(after, last);
     console.log(
       `# outage ${seconds(OUTAGE_MS)}: ${ackedDuringOutage} commits acknowledged meanwhile, ${pending} segments waiting at its end; ` +
@@ -216,7 +217,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
       1_000,
     );
     const label = done.status?.label ?? '';
-    const files = await s3.listObjects(BUCKET, `${REPO_PATH.slice(1)}/backup/db/${label}/pg_data/`);
+    const files = await s3.listObjects(BUCKET, await repoPrefix(env, SOURCE, `backup/db/${label}/pg_data/`));
     const victim = [...files].sort((a, b) => b.size - a.size)[0];
     assert.ok(
       victim && victim.size > 8_192,
@@ -319,7 +320,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
           pgbackrest: {
             stanza: 'db',
             configuration: [{ secret: { name: CREDS_SECRET } }],
-            global: { ...s3Global(s3), 'repo1-path': REPO_PATH },
+            global: { ...s3Global(s3), 'repo1-path': await repoPathOf(env, SOURCE) },
             repo: s3Repo(s3),
           },
         },

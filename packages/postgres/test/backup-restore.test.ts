@@ -16,6 +16,7 @@ import {
   backupsSpec,
   markers,
   prepareS3,
+  repoPrefix,
   restoreInPlace,
   switchWal,
   targetTime,
@@ -173,7 +174,7 @@ describe('scheduled backups, in-place PITR and the archive after a change of pri
     await waitFor(
       `${history} and a segment of timeline ${newTimeline} in the repo`,
       async () => {
-        const keys = ((await s3.listObjects(BUCKET, `pgbackrest/default/${CLUSTER}/repo1/archive/db/`)) ?? []).map(
+        const keys = ((await s3.listObjects(BUCKET, await repoPrefix(env, CLUSTER, 'archive/db/'))) ?? []).map(
           (o) => o.key,
         );
         const segment = keys.some(

@@ -9,15 +9,28 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
-import { API_VERSION, BACKUP_KIND } from '../src/contract/index.js';
-import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
+import { API_VERSION, BACKUP_KIND, names, REPO_READERS_ANNOTATION } from '../src/contract/index.js';
+import {
+  clusterManifest,
+  clusters,
+  connect,
+  type PostgresEnv,
+  serviceAddress,
+  startPostgresEnv,
+  waitReady,
+} from './harness.js';
 import {
   type BackupObject,
   BUCKET,
   backupStatus,
   backupsOf,
   backupsSpec,
+  CREDS_SECRET,
   prepareS3,
+  repoPathOf,
+  repoPrefix,
+  s3Global,
+  s3Repo,
   sqlOn,
   switchWal,
   waitArchived,
@@ -66,7 +79,10 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
       1_000,
     );
     assert.ok(archived.archive?.lastArchivedWal);
-    const objects = await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/archive/db/`);
+    // A new cluster's repo is under its namespace, name and UID (issue 37, finding 12).
+    const source = await clusters(env.client).get(SOURCE, { namespace: 'default' });
+    assert.equal(await repoPathOf(env, SOURCE), `/pgbackrest/default/${SOURCE}-${source.metadata?.uid}/repo1`);
+    const objects = await env.cp.s3?.listObjects(BUCKET, await repoPrefix(env, SOURCE, 'archive/db/'));
     assert.ok(
       objects?.some((o) => o.key.includes(wal)),
       `segment ${wal} is in the bucket`,
@@ -99,7 +115,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     assert.match(backup.status?.walStart ?? '', /^[0-9A-F]{24}$/);
     const label = backup.status?.label ?? '';
     assert.match(label, /F$/);
-    const files = await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/backup/db/${label}/`);
+    const files = await env.cp.s3?.listObjects(BUCKET, await repoPrefix(env, SOURCE, `backup/db/${label}/`));
     assert.ok((files?.length ?? 0) > 10, `the backup's files are in the bucket (${files?.length})`);
     // The same value again: nothing new, however long we wait.
     await annotate('first');
@@ -122,7 +138,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     );
     const labels = second.map((b) => b.status?.label ?? '').sort();
     assert.notEqual(labels[0], labels[1]);
-    const left = await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/backup/db/${label}/`);
+    const left = await env.cp.s3?.listObjects(BUCKET, await repoPrefix(env, SOURCE, `backup/db/${label}/`));
     assert.equal(left?.length, 0, `the first backup ${label} expired`);
   });
 
@@ -188,17 +204,99 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     await waitFor(
       `the clone's ${cloneWal} in its own repo path`,
       async () => {
-        const keys = (await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${clone}/repo1/archive/db/`)) ?? [];
+        const keys = (await env.cp.s3?.listObjects(BUCKET, await repoPrefix(env, clone, 'archive/db/'))) ?? [];
         return keys.some((o) => o.key.includes(cloneWal)) ? true : undefined;
       },
       120_000,
       1_000,
     );
-    const sourceKeys = (await env.cp.s3?.listObjects(BUCKET, `pgbackrest/default/${SOURCE}/repo1/archive/db/`)) ?? [];
+    const sourceKeys = (await env.cp.s3?.listObjects(BUCKET, await repoPrefix(env, SOURCE, 'archive/db/'))) ?? [];
     assert.ok(sourceKeys.length > 0);
     assert.ok(
       !sourceKeys.some((o) => (o.key.split('/').pop() ?? '').startsWith(tli)),
       `no segment or history of the clone's timeline ${tli} in the source's repo`,
     );
+  });
+
+  it('refuses a clone in another namespace that names this cluster’s repo path, until this cluster grants it (issue 37, finding 12)', async () => {
+    const TEAM = 'team-b';
+    const clone = 'borrowed';
+    await env.client
+      .resource('v1', 'Namespace')
+      .create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM } });
+    // The same S3 credentials in the other namespace: what the finding is about.
+    const creds = await env.client.resource('v1', 'Secret').get(CREDS_SECRET, { namespace: 'default' });
+    await env.client.resource('v1', 'Secret').create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: CREDS_SECRET, namespace: TEAM },
+      data: (creds as { data: Record<string, string> }).data,
+    });
+    const path = await repoPathOf(env, SOURCE);
+    const manifest = clusterManifest(clone, 1, {
+      dataSource: {
+        pgbackrest: {
+          stanza: 'db',
+          configuration: [{ secret: { name: CREDS_SECRET } }],
+          global: { ...s3Global(s3), 'repo1-path': path },
+          repo: s3Repo(s3),
+        },
+      },
+    } as never);
+    await clusters(env.client).create({ ...manifest, metadata: { name: clone, namespace: TEAM } });
+    const condition = async () =>
+      (await clusters(env.client).get(clone, { namespace: TEAM })).status?.conditions?.find(
+        (c) => c.type === 'RepoPathsGranted',
+      );
+    const refused = await waitFor(
+      'the refusal',
+      async () => ((await condition())?.status === 'False' ? condition() : undefined),
+      60_000,
+      500,
+    );
+    assert.equal(refused?.reason, 'GrantMissing');
+    assert.match(
+      refused?.message ?? '',
+      new RegExp(
+        `${path}.*PostgresCluster default/${SOURCE}.*postgres\\.kanri\\.dev/repo-readers names ${TEAM}/${clone}`,
+      ),
+    );
+    const pods = () => env.client.resource('v1', 'Pod').list({ namespace: TEAM });
+    assert.equal((await pods()).items.length, 0, 'nothing restored');
+
+    await clusters(env.client).patch(
+      SOURCE,
+      { metadata: { annotations: { [REPO_READERS_ANNOTATION]: `${TEAM}/${clone}` } } },
+      { namespace: 'default', type: 'merge' },
+    );
+    await waitFor(
+      `${TEAM}/${clone} Ready`,
+      async () => {
+        const c = await clusters(env.client).get(clone, { namespace: TEAM });
+        return c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True' ? c : undefined;
+      },
+      300_000,
+      1_000,
+    );
+    assert.equal((await condition())?.status, 'True');
+    const password = Buffer.from(
+      (
+        (await env.client.resource('v1', 'Secret').get(names.superuserSecret(clone), { namespace: TEAM })) as {
+          data: Record<string, string>;
+        }
+      ).data.password ?? '',
+      'base64',
+    ).toString('utf8');
+    const db = await connect(
+      await serviceAddress(env.cp, TEAM, names.primaryService(clone), 5432),
+      'postgres',
+      password,
+    );
+    try {
+      const { rows } = await db.query<{ count: string }>('SELECT count(*) FROM markers');
+      assert.equal(Number(rows[0]?.count), 30, 'the granted clone has the source’s data');
+    } finally {
+      await db.end();
+    }
   });
 });

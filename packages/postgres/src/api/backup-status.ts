@@ -28,6 +28,12 @@ export const pgbackrestStatus = z
       )
       .optional()
       .describe('One entry per declared repository.'),
+    repoPaths: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        'Where each repository that is no volume keeps its stanza, by name, as the operator decided it (global.repoN-path, else the path recorded here before, else /pgbackrest/<namespace>/<cluster>-<uid>/<repo>); kept across operator upgrades. The agents read it here.',
+      ),
     manualBackup: z
       .object({
         ...jobStatus('manual backup'),

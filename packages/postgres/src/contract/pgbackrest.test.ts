@@ -29,10 +29,9 @@ const seedRepos = [
 ];
 
 describe('buildPgBackRestConf', () => {
-  it("turns the seed example's repo into pgBackRest's S3 options, a per-cluster path and async archiving", () => {
+  it("turns the seed example's repo into pgBackRest's S3 options, the path the operator decided, and async archiving", () => {
     const { text, options } = buildPgBackRestConf({
-      namespace: 'default',
-      cluster: 'my-db',
+      storedAt: { repo1: '/pgbackrest/default/my-db-1f0e/repo1' },
       spec: { repos: seedRepos },
       paths,
     });
@@ -40,7 +39,7 @@ describe('buildPgBackRestConf', () => {
     assert.equal(options['repo1-s3-bucket'], 'my-backups');
     assert.equal(options['repo1-s3-endpoint'], 's3.ap-northeast-1.amazonaws.com');
     assert.equal(options['repo1-s3-region'], 'ap-northeast-1');
-    assert.equal(options['repo1-path'], '/pgbackrest/default/my-db/repo1');
+    assert.equal(options['repo1-path'], '/pgbackrest/default/my-db-1f0e/repo1');
     assert.equal(options['archive-async'], 'y');
     assert.equal(options['spool-path'], '/pgdata/pgbackrest-spool');
     assert.equal(options['pg1-path'], '/pgdata/pgdata');
@@ -50,17 +49,17 @@ describe('buildPgBackRestConf', () => {
     assert.doesNotMatch(text, /s3-key/);
   });
 
-  it('lets global options win over defaults but never over the paths the agent owns', () => {
+  it('lets global options win over defaults but never over the paths the agent owns or the operator decided', () => {
     const { options } = buildPgBackRestConf({
-      namespace: 'ns',
-      cluster: 'c',
+      storedAt: { repo1: '/pgbackrest/ns/c-1f0e/repo1' },
       spec: {
         repos: seedRepos,
         global: { 'repo1-path': '/shared/c', 'repo1-retention-full': '2', 'pg1-path': '/elsewhere', 'start-fast': 'n' },
       },
       paths,
     });
-    assert.equal(options['repo1-path'], '/shared/c');
+    // The operator folds global.repo1-path into what it records (operator/backups/repo-paths.ts).
+    assert.equal(options['repo1-path'], '/pgbackrest/ns/c-1f0e/repo1');
     assert.equal(options['repo1-retention-full'], '2');
     assert.equal(options['start-fast'], 'n');
     assert.equal(options['pg1-path'], '/pgdata/pgdata');
@@ -68,8 +67,7 @@ describe('buildPgBackRestConf', () => {
 
   it('resolves container paths in option values (a CA file in conf.d) where they live', () => {
     const { options } = buildPgBackRestConf({
-      namespace: 'ns',
-      cluster: 'c',
+      storedAt: { repo1: '/p' },
       spec: { repos: seedRepos, global: { 'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt' } },
       paths,
       resolvePath: (p) => p.replace('/etc/pgbackrest/conf.d', '/tmp/pod/conf'),
@@ -78,15 +76,28 @@ describe('buildPgBackRestConf', () => {
   });
 
   it('hashes only the repo options: a new bucket means a new stanza, a new log level does not', () => {
-    const base = buildPgBackRestConf({ namespace: 'n', cluster: 'c', spec: { repos: seedRepos }, paths }).options;
+    const base = buildPgBackRestConf({ storedAt: { repo1: '/p' }, spec: { repos: seedRepos }, paths }).options;
     const otherBucket = buildPgBackRestConf({
-      namespace: 'n',
-      cluster: 'c',
+      storedAt: { repo1: '/p' },
       spec: { repos: [{ name: 'repo1', s3: { ...seedS3, bucket: 'other' } }] },
       paths,
     }).options;
     assert.notEqual(repoOptionsHash(base), repoOptionsHash(otherBucket));
     assert.equal(repoOptionsHash(base), repoOptionsHash({ ...base, 'log-level-stderr': 'info' }));
+  });
+
+  it('gives a repo whose path is not decided yet no option at all: pgBackRest would use its shared default (issue 37, finding 12)', () => {
+    const { text, options } = buildPgBackRestConf({
+      storedAt: {},
+      spec: { repos: seedRepos, global: { 'repo1-retention-full': '2', 'repo1-path': '/mine' } },
+      paths,
+    });
+    assert.deepEqual(
+      Object.keys(options).filter((k) => k.startsWith('repo1-')),
+      [],
+      text,
+    );
+    assert.equal(repoReachable(seedRepo, options), false);
   });
 });
 
@@ -121,8 +132,7 @@ describe('volume repos through the repo host', () => {
 
   it('on an instance: reaches the repo over TLS with its own certificate, and passes no repo path', () => {
     const { options } = buildPgBackRestConf({
-      namespace: 'n',
-      cluster: 'c',
+      storedAt: { repo1: '/p' },
       spec,
       paths,
       volume: { repoHost: { address: '10.0.0.9', config: '/run/repo/server.conf' }, tls },
@@ -140,7 +150,7 @@ describe('volume repos through the repo host', () => {
   });
 
   it('without the repo host known yet: the volume repo is unreachable, not pointed anywhere', () => {
-    const { options } = buildPgBackRestConf({ namespace: 'n', cluster: 'c', spec, paths, volume: { tls } });
+    const { options } = buildPgBackRestConf({ storedAt: { repo1: '/p' }, spec, paths, volume: { tls } });
     assert.equal(options['repo2-host'], undefined);
     assert.equal(repoReachable(volume, options), false);
     assert.equal(repoReachable(seedRepo, options), true);
@@ -148,8 +158,7 @@ describe('volume repos through the repo host', () => {
 
   it('on the repo host: the repo is its mount, and the primary is reached through its own server', () => {
     const { text, options } = buildPgBackRestConf({
-      namespace: 'n',
-      cluster: 'c',
+      storedAt: { repo1: '/p' },
       spec,
       paths,
       volume: { repoPaths: { repo2: '/pgbackrest/repo2' }, tls },
@@ -171,8 +180,7 @@ describe('volume repos through the repo host', () => {
 
   it('on a clone: reads the source’s volume repo as gcs through the clone port, never as the user’s global says (issue 37, finding 4)', () => {
     const { options } = buildPgBackRestConf({
-      namespace: 'n',
-      cluster: 'c',
+      storedAt: {},
       spec: {
         repos: [volume],
         global: {

@@ -43,6 +43,29 @@ export function triggerValue(
   return pgo === undefined || pgo === '' ? undefined : pgo;
 }
 
+/**
+ * Annotation on a PostgresCluster: who of other namespaces may restore from its repos (a clone, or
+ * a cluster naming its repo path), comma-separated `<namespace>/<cluster>` or `<namespace>/*`. Its
+ * repo paths carry its namespace (defaultRepoPath), and a path in another namespace's part of the
+ * tree is used only with this grant (operator/backups/repo-paths.ts).
+ */
+export const REPO_READERS_ANNOTATION = `${GROUP}/repo-readers`;
+
+/**
+ * Whether the annotation's value grants `namespace`/`cluster`.
+ *
+ * @example
+ * ```ts
+ * grantsRepoReader('team-a/*, team-b/copy', 'team-b', 'copy'); // true
+ * ```
+ */
+export function grantsRepoReader(value: string | undefined, namespace: string, cluster: string): boolean {
+  return (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .some((entry) => entry === `${namespace}/${cluster}` || entry === `${namespace}/*`);
+}
+
 /** A repo as `spec.backups.pgbackrest.repos[]` declares it (the fields the builder reads). */
 export interface RepoSpec {
   readonly name: string;
@@ -67,11 +90,47 @@ export function repoIndex(name: string): number {
 }
 
 /**
- * Where a cluster's repo keeps its stanza unless `global` sets `repoN-path`: per namespace and
- * cluster, so clusters sharing a bucket (and a clone and its source) never write into each other.
+ * Where a new cluster's repo keeps its stanza unless `global` sets `repoN-path`: under its
+ * namespace, and its cluster's name and UID, so that neither clusters sharing a bucket (a clone and
+ * its source included) nor a cluster deleted and created again under the same name share a stanza,
+ * and every path says which namespace it belongs to. The operator decides each cluster's paths and
+ * records them in its status (operator/backups/repo-paths.ts); the agents read them there.
+ *
+ * @example
+ * ```ts
+ * defaultRepoPath('db', 'hippo', '1f0e…', 'repo1'); // '/pgbackrest/db/hippo-1f0e…/repo1'
+ * ```
  */
-export function defaultRepoPath(namespace: string, cluster: string, repo: string): string {
+export function defaultRepoPath(namespace: string, cluster: string, uid: string, repo: string): string {
+  return `/pgbackrest/${namespace}/${cluster}-${uid}/${repo}`;
+}
+
+/** Where clusters created before {@link defaultRepoPath} keep their stanza; they keep it there. */
+export function legacyRepoPath(namespace: string, cluster: string, repo: string): string {
   return `/pgbackrest/${namespace}/${cluster}/${repo}`;
+}
+
+/** PGO's default path of a repo (`/pgbackrest/repoN`), for a data source that names none. */
+export function pgoRepoPath(repo: string): string {
+  return `/pgbackrest/${repo}`;
+}
+
+/**
+ * The repo paths the operator recorded in a PostgresCluster's status
+ * (`status.pgbackrest.repoPaths`, by repo name); undefined while none are recorded.
+ *
+ * @example
+ * ```ts
+ * recordedRepoPaths(view.cluster); // { repo1: '/pgbackrest/db/hippo-1f0e…/repo1' }
+ * ```
+ */
+export function recordedRepoPaths(cluster: object | undefined): Record<string, string> | undefined {
+  const status = (cluster as { status?: { pgbackrest?: { repoPaths?: unknown } } } | undefined)?.status;
+  const paths = status?.pgbackrest?.repoPaths;
+  if (!paths || typeof paths !== 'object') return undefined;
+  return Object.fromEntries(
+    Object.entries(paths).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 /** Why a repo cannot be used yet; undefined when it can. */
@@ -130,14 +189,14 @@ function tlsClientOptions(prefix: string, server: RemoteServer, tls: PgBackRestT
 }
 
 /**
- * The `repoN-…` options one repo contributes (its storage, and its default path). A volume repo is
- * a path on the repo host, or on an instance the repo host itself (no path: pgBackRest would pass
- * the client's to the remote); with neither known it contributes nothing, and cannot be used yet.
+ * The `repoN-…` options one repo contributes (its storage, and the path the operator decided for
+ * it, `path`: without one, none, and the repo cannot be used yet). A volume repo is a path on the
+ * repo host, or on an instance the repo host itself (no path: pgBackRest would pass the client's
+ * to the remote), or on a clone the source's clone port; with none known it contributes nothing.
  */
 export function repoOptions(
-  namespace: string,
-  cluster: string,
   repo: RepoSpec,
+  path: string | undefined,
   access: VolumeRepoAccess = {},
 ): Record<string, string> {
   const n = repoIndex(repo.name);
@@ -150,23 +209,24 @@ export function repoOptions(
       Object.assign(options, tlsClientOptions(`repo${n}`, access.repoHost, access.tls));
     return options;
   }
+  if (!path) return options;
   if (repo.s3) {
     options[`repo${n}-type`] = 's3';
     options[`repo${n}-s3-bucket`] = repo.s3.bucket;
     options[`repo${n}-s3-endpoint`] = repo.s3.endpoint;
     options[`repo${n}-s3-region`] = repo.s3.region;
   }
-  options[`repo${n}-path`] = defaultRepoPath(namespace, cluster, repo.name);
+  options[`repo${n}-path`] = path;
   return options;
 }
 
 /**
- * Whether the conf can reach `repo`: a volume repo needs its path (repo host) or the repo host's
- * address (instance).
+ * Whether the conf can reach `repo`: a volume repo needs its path (repo host), the repo host's
+ * address (instance) or the clone port (clone); any other its path.
  */
 export function repoReachable(repo: RepoSpec, options: Readonly<Record<string, string>>): boolean {
   const n = repoIndex(repo.name);
-  return repo.volume === undefined || options[`repo${n}-path`] !== undefined || options[`repo${n}-host`] !== undefined;
+  return options[`repo${n}-path`] !== undefined || options[`repo${n}-host`] !== undefined;
 }
 
 /** Paths on this machine the file names (the agent resolves them). */
@@ -182,9 +242,13 @@ export interface PgBackRestPaths {
 }
 
 export interface PgBackRestConfInput {
-  readonly namespace: string;
-  readonly cluster: string;
   readonly spec: PgBackRestSpec;
+  /**
+   * Where each repo that is no volume keeps its stanza, by repo name, as the operator decided
+   * (the cluster's recorded paths, or a restore's source): a repo without one cannot be used yet.
+   * `global`'s `repoN-path` never overrides it (the operator folded it in, or refused it).
+   */
+  readonly storedAt: Readonly<Record<string, string>>;
   readonly paths: PgBackRestPaths;
   /** Maps option values that name a container path (a CA file in conf.d) to where it lives. */
   readonly resolvePath?: (path: string) => string;
@@ -209,11 +273,11 @@ const OWNED_PATTERN = /^(repo[1-4]-host|pg\d+-host|tls-server-)/;
  * @example
  * ```ts
  * const { text } = buildPgBackRestConf({
- *   namespace: 'default', cluster: 'hippo',
  *   spec: { repos: [{ name: 'repo1', s3: { bucket: 'b', endpoint: 'localhost', region: 'us-east-1' } }] },
+ *   storedAt: { repo1: '/pgbackrest/default/hippo-1f0e…/repo1' },
  *   paths: { pgPath: '/pgdata/pgdata', socketPath: '/run/postgresql', port: 5432, spoolPath: '/pgdata/spool', logPath: '/tmp/log', lockPath: '/tmp/lock' },
  * });
- * // text contains "repo1-s3-bucket=b" and "repo1-path=/pgbackrest/default/hippo/repo1"
+ * // text contains "repo1-s3-bucket=b" and "repo1-path=/pgbackrest/default/hippo-1f0e…/repo1"
  * ```
  */
 export function buildPgBackRestConf(input: PgBackRestConfInput): { text: string; options: Record<string, string> } {
@@ -232,14 +296,22 @@ export function buildPgBackRestConf(input: PgBackRestConfInput): { text: string;
   };
   const volumeRepos: string[] = [];
   for (const repo of input.spec.repos) {
-    Object.assign(global, repoOptions(input.namespace, input.cluster, repo, input.volume));
+    Object.assign(global, repoOptions(repo, input.storedAt[repo.name], input.volume));
     if (repo.volume !== undefined) volumeRepos.push(`repo${repoIndex(repo.name)}-`);
   }
-  // How a volume repo is reached (its mount on the repo host, the clone port's storage) is never the user's.
+  // Where a repo is (the operator's decision), and how a volume repo is reached (its mount on the
+  // repo host, the clone port's storage), are never the user's.
   const volumeOwned = (key: string) =>
-    volumeRepos.some((prefix) => key.startsWith(prefix) && /^(path|type|gcs-|storage-)/.test(key.slice(prefix.length)));
+    /^repo[1-4]-path$/.test(key) ||
+    volumeRepos.some((prefix) => key.startsWith(prefix) && /^(type|gcs-|storage-)/.test(key.slice(prefix.length)));
+  // A repo that cannot be located yet gets no option at all: with any, pgBackRest would take it
+  // for a repo at its default path (/var/lib/pgbackrest, in the bucket), which every cluster shares.
+  const unlocated = input.spec.repos
+    .filter((repo) => !repoReachable(repo, global))
+    .map((repo) => `repo${repoIndex(repo.name)}-`);
   for (const [key, value] of Object.entries(input.spec.global ?? {})) {
     if (OWNED.has(key) || OWNED_PATTERN.test(key) || volumeOwned(key)) continue;
+    if (unlocated.some((prefix) => key.startsWith(prefix))) continue;
     global[key] = value.startsWith('/') ? resolve(value) : value;
   }
   const pg = input.pgHost;

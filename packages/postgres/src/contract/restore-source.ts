@@ -19,7 +19,7 @@ const repoSchema = z
 const restoreSourceSchema = z.object({
   /** `clone`, or the restore annotation's value. */
   id: z.string(),
-  /** Namespace and cluster that own the repo path (the default path is derived from them). */
+  /** Namespace and cluster whose repo it is. */
   namespace: z.string(),
   cluster: z.string(),
   stanza: z.string(),
@@ -28,6 +28,12 @@ const restoreSourceSchema = z.object({
   options: z.array(z.string()).optional(),
   /** Container path where the repo's `configuration` is mounted. */
   configDir: z.string(),
+  /**
+   * Where the repo keeps the stanza (a repo that is no volume), as the operator resolved it: the
+   * source cluster's recorded path, or the data source's. Absent for an in-place restore, which
+   * reads the cluster's own recorded path.
+   */
+  repoPath: z.string().optional(),
   /**
    * A clone from another cluster's volume repo: that cluster's repo host, read through its
    * read-only clone port (contract/clone-gateway.ts): its Pod IP, and its pgBackRest certificate
@@ -57,4 +63,21 @@ export function decodeRestoreSource(text: string | undefined): RestoreSource | u
 /** Whether the options name a recovery target (then the restored instance promotes at it). */
 export function hasRecoveryTarget(options: readonly string[] = []): boolean {
   return options.some((o) => /^--type=(time|xid|lsn|name|immediate)\b/.test(o.trim()));
+}
+
+/**
+ * Where the restore's repo keeps its stanza, for buildPgBackRestConf: the path the operator
+ * resolved, else (an in-place restore) the cluster's own recorded one.
+ *
+ * @example
+ * ```ts
+ * restoreStoredAt(source, recordedRepoPaths(view.cluster)); // { repo1: '/pgbackrest/db/hippo-1f0e…/repo1' }
+ * ```
+ */
+export function restoreStoredAt(
+  source: RestoreSource,
+  ownRecorded: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const path = source.repoPath ?? (source.id === 'clone' ? undefined : ownRecorded?.[source.repo.name]);
+  return path ? { [source.repo.name]: path } : {};
 }

@@ -23,6 +23,8 @@ import {
   readPodReport,
 } from '../contract/index.js';
 import { CLONE_GRANT_HOURS, planCloneGrants, staleCloneGrants } from './backups/clone-grant-plan.js';
+import { foreignPathProblem } from './backups/repo-grants.js';
+import { foreignRepoPath } from './backups/repo-paths.js';
 import { type ResolvedSource, resolveCloneSource } from './backups/restore-source.js';
 import { certificateAuthorityProblem, decodeSecretData } from './backups/tls-plan.js';
 import { liveSecret } from './tls/certificate-authority.js';
@@ -158,6 +160,15 @@ export async function resolveClone(cluster: PostgresCluster, ctx: Context): Prom
     : undefined;
   const repoHost = sourceName ? ctx.get<Pod>('v1', 'Pod', names.repoHost(sourceName), namespace) : undefined;
   const resolved = resolveCloneSource(cluster, source, repoHost);
+  // A repo path in another namespace's part of the tree: only with its owner's grant (issue 37, finding 12).
+  const foreign = resolved.source?.repoPath ? foreignRepoPath(resolved.source.repoPath, namespace ?? '') : undefined;
+  const refused =
+    foreign &&
+    foreignPathProblem(ctx, 'spec.dataSource.pgbackrest', resolved.source?.repoPath ?? '', foreign, {
+      namespace: namespace ?? '',
+      name: cluster.metadata?.name ?? '',
+    });
+  if (refused) return { problem: refused, grantMissing: true };
   // Before clone grants, a clone kept a year-long certificate of its source's, key included, in a
   // Secret: no longer read by anything, and not to be left lying around.
   const legacy = ctx.get<Secret>('v1', 'Secret', names.pgbackrestSourceTls(cluster.metadata?.name ?? ''), namespace);

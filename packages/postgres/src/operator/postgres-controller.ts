@@ -14,6 +14,7 @@ import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
+import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
 import { hasSharedPgbackrestTls } from './backups/tls-certificates.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
@@ -112,6 +113,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
 
     const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx) : {};
+    // Where each repo keeps its stanza, recorded in status for the agents (issue 37, finding 12).
+    const repoPaths = resolveRepoPaths(cluster, ctx);
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
     // The older scheme's shared pgBackRest Secret stays readable while it exists (its agents read it).
     const sharedPgbackrestTls = hasSharedPgbackrestTls(cluster, ctx);
@@ -235,6 +238,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     }
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
+    recordRepoPaths(cluster, status, repoPaths, !initialised && clone.grantMissing ? clone.problem : undefined);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);

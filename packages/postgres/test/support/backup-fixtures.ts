@@ -122,7 +122,28 @@ export async function switchWal(env: PostgresEnv, cluster: string): Promise<stri
 }
 
 /**
- * Waits until segment `wal` of `cluster` is in its repo (the default path on the test bucket).
+ * Where `cluster`'s repo keeps its stanza, as the operator recorded it (`/pgbackrest/<namespace>/
+ * <cluster>-<uid>/<repo>` for a new cluster); waits for the record.
+ */
+export async function repoPathOf(env: PostgresEnv, cluster: string, repo = 'repo1', namespace = 'default') {
+  return waitFor(
+    `the path of ${cluster}'s ${repo}`,
+    async () => {
+      const c = await clusters(env.client).get(cluster, { namespace });
+      return c.status?.pgbackrest?.repoPaths?.[repo];
+    },
+    60_000,
+    250,
+  );
+}
+
+/** The S3 key prefix of `under` in `cluster`'s repo1 (its recorded path, without the leading slash). */
+export async function repoPrefix(env: PostgresEnv, cluster: string, under: string, namespace = 'default') {
+  return `${(await repoPathOf(env, cluster, 'repo1', namespace)).replace(/^\//, '')}/${under}`;
+}
+
+/**
+ * Waits until segment `wal` of `cluster` is in its repo (its recorded path on the test bucket).
  * The bucket is the truth: `pg_stat_archiver.last_archived_wal` can name a backup's history file
  * (`…28.000F7688.backup`), archived after later segments and sorting below them.
  */
@@ -135,10 +156,11 @@ export async function waitArchived(
 ): Promise<void> {
   const s3 = env.cp.s3;
   if (!s3) throw new Error('the control plane runs no S3 server');
+  const prefix = await repoPrefix(env, cluster, 'archive/db/');
   await waitFor(
     `WAL ${wal} of ${cluster} in the repo`,
     async () => {
-      const objects = await s3.listObjects(bucket, `pgbackrest/default/${cluster}/repo1/archive/db/`);
+      const objects = await s3.listObjects(bucket, prefix);
       return objects.some((o) => (o.key.split('/').pop() ?? '').startsWith(wal)) ? true : undefined;
     },
     timeoutMs,

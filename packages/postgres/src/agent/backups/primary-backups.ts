@@ -15,8 +15,10 @@ import {
   names,
   PGBACKREST_STANZA,
   type PgBackRestSpec,
+  recordedRepoPaths,
   repoIndex,
   repoLocation,
+  restoreStoredAt,
   unsupportedRepo,
 } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
@@ -80,12 +82,28 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
               ? `unsupported: ${unsupported.join('; ')}`
               : undefined;
         } else {
-          const written = await ctx.pgbackrest.write(usable, undefined, undefined, { volume: volumeAccess(ctx) });
+          const storedAt = recordedRepoPaths(ctx.view.cluster) ?? {};
+          const written = await ctx.pgbackrest.write(usable, { storedAt, volume: volumeAccess(ctx) });
           const hash = written.hash;
           if (written.unreachable.length > 0) {
-            // Archiving waits (postgres keeps the WAL) until the repo host serves.
+            // Archiving waits (postgres keeps the WAL) until the repo host serves, and until the
+            // operator has recorded where each cloud repo keeps its stanza (or has refused it).
+            const volume = usable.repos.filter((r) => r.volume !== undefined).map((r) => r.name);
+            const [behindHost, unlocated] = [
+              written.unreachable.filter((r) => volume.includes(r)),
+              written.unreachable.filter((r) => !volume.includes(r)),
+            ];
             state.target = undefined;
-            state.stanza = `waiting: ${written.unreachable.join(', ')} ${written.unreachable.length > 1 ? 'are' : 'is'} reached through the repo host ${names.repoHost(config.cluster)}, whose pgBackRest TLS server (or this Pod's certificate) is not ready yet`;
+            state.stanza = `waiting: ${[
+              ...(behindHost.length > 0
+                ? [
+                    `${behindHost.join(', ')} ${behindHost.length > 1 ? 'are' : 'is'} reached through the repo host ${names.repoHost(config.cluster)}, whose pgBackRest TLS server (or this Pod's certificate) is not ready yet`,
+                  ]
+                : []),
+              ...(unlocated.length > 0
+                ? [`the operator has recorded no path for ${unlocated.join(', ')} (status.pgbackrest.repoPaths)`]
+                : []),
+            ].join('; ')}`;
             await wakeup.wait(PERIOD_MS, leadership);
             continue;
           }
@@ -145,11 +163,11 @@ function sourceClash(ctx: AgentContext, own: PgBackRestSpec): string | undefined
   const source = decodeRestoreSource(ctx.view.configData?.[CONFIG_KEY.restoreSource]);
   if (source?.id !== 'clone') return undefined;
   const paths = { pgPath: '', socketPath: '', port: 0, spoolPath: '', logPath: '', lockPath: '' };
-  const mine = buildPgBackRestConf({ namespace: ctx.config.namespace, cluster: ctx.config.cluster, spec: own, paths });
+  const recorded = recordedRepoPaths(ctx.view.cluster);
+  const mine = buildPgBackRestConf({ spec: own, storedAt: recorded ?? {}, paths });
   const theirs = buildPgBackRestConf({
-    namespace: source.namespace,
-    cluster: source.cluster,
     spec: { repos: [source.repo], ...(source.global ? { global: source.global } : {}) },
+    storedAt: restoreStoredAt(source, recorded),
     paths,
   });
   const sourceLocation = repoLocation(theirs.options, repoIndex(source.repo.name));

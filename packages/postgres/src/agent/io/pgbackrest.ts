@@ -96,16 +96,22 @@ export class PgBackRest {
 
   /**
    * Writes the file for `spec`; resolves the repo options hash (what decides where the stanza is)
-   * and the repos it cannot reach yet (a volume repo before the repo host serves). `owner` is whose
-   * repo path it is: a restore reads its source's. `remote` says how volume repos are reached and,
-   * on the repo host, which primary is backed up.
+   * and the repos it cannot reach yet (a volume repo before the repo host serves, a repo whose path
+   * the operator has not recorded). `storedAt` is where each repo keeps its stanza: this cluster's
+   * recorded paths, or a restore's source. `volume` says how volume repos are reached and, on the
+   * repo host, `pgHost` which primary is backed up.
    */
   async write(
     spec: PgBackRestSpec,
-    file = this.confFile,
-    owner: { namespace: string; cluster: string; stanza?: string } = this.#config,
-    remote: { volume?: VolumeRepoAccess; pgHost?: RemotePg } = {},
+    where: {
+      readonly storedAt: Readonly<Record<string, string>>;
+      readonly file?: string;
+      readonly stanza?: string;
+      readonly volume?: VolumeRepoAccess;
+      readonly pgHost?: RemotePg;
+    },
   ): Promise<{ hash: string; unreachable: string[] }> {
+    const file = where.file ?? this.confFile;
     const config = this.#config;
     const pgbackrestDir = join(config.runDir, 'pgbackrest');
     const paths = {
@@ -120,14 +126,13 @@ export class PgBackRest {
       [paths.spoolPath, paths.logPath, paths.lockPath].map((dir) => mkdir(dir, { recursive: true, mode: 0o700 })),
     );
     const { text, options } = buildPgBackRestConf({
-      namespace: owner.namespace,
-      cluster: owner.cluster,
-      ...(owner.stanza ? { stanza: owner.stanza } : {}),
+      storedAt: where.storedAt,
+      ...(where.stanza ? { stanza: where.stanza } : {}),
       spec,
       paths,
       resolvePath: (path) => resolveMountPath(path),
-      ...(remote.volume ? { volume: remote.volume } : {}),
-      ...(remote.pgHost ? { pgHost: remote.pgHost } : {}),
+      ...(where.volume ? { volume: where.volume } : {}),
+      ...(where.pgHost ? { pgHost: where.pgHost } : {}),
     });
     await writeFileIfChanged(file, text, 0o600);
     const hash = repoOptionsHash(options);

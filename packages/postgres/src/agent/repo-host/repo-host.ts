@@ -23,6 +23,7 @@ import {
   readCloneGrants,
   readPodReport,
   readServerInfo,
+  recordedRepoPaths,
   repoVolumePath,
   splitPeerCertificate,
 } from '../../contract/index.js';
@@ -207,11 +208,14 @@ export class RepoHost implements HealthSource {
           if (why !== said) log.info({ waiting: why ?? null }, why ? 'backups wait' : 'backups can run');
           said = why;
           if (usable && tls && typeof primary !== 'string' && why === undefined) {
-            await this.#pgbackrest.write(usable, undefined, undefined, {
+            const { unreachable } = await this.#pgbackrest.write(usable, {
+              storedAt: recordedRepoPaths(view.cluster) ?? {},
               volume: { repoPaths: volumeRepoPaths(usable), tls },
               pgHost: primary,
             });
-            busy = await queue.runNext(usable, signal);
+            // A cloud repo whose path the operator has not recorded yet: no backup until it has.
+            if (unreachable.length > 0) log.info({ repos: unreachable }, 'backups wait for the repos’ recorded paths');
+            else busy = await queue.runNext(usable, signal);
           }
         } catch (error) {
           if (!signal.aborted) log.warn({ err: error }, 'backup work failed; retrying');

@@ -20,7 +20,9 @@ import {
   names,
   type RestoreReport,
   type RestoreSource,
+  recordedRepoPaths,
   repoIndex,
+  restoreStoredAt,
   unsupportedRepo,
 } from '../../contract/index.js';
 import { cloneAccess } from '../backups/clone-access.js';
@@ -104,10 +106,15 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   while (!signal.aborted) {
     const clone = gateway ? await cloneAccess(config, gateway, source.repo.name, signal) : undefined;
     const volume = gateway ? (clone?.access ? { gateway: clone.access } : {}) : volumeAccess(ctx);
-    const { unreachable } = await ctx.pgbackrest.write(repos, file, source, { volume });
+    const { unreachable } = await ctx.pgbackrest.write(repos, {
+      file,
+      stanza: source.stanza,
+      storedAt: restoreStoredAt(source, recordedRepoPaths(ctx.view.cluster)),
+      volume,
+    });
     if (unreachable.length === 0 && !clone?.waiting) break;
     ctx.state.setPhase(
-      `restore ${id}: waiting: ${clone?.waiting ?? `for a certificate and for ${names.repoHost(config.cluster)} to serve ${unreachable.join(', ')}`}`,
+      `restore ${id}: waiting: ${clone?.waiting ?? `for ${unreachable.join(', ')}: its path (recorded by the operator), or a certificate and ${names.repoHost(config.cluster)} serving it`}`,
     );
     await sleepUnlessAborted(1_000, signal);
   }

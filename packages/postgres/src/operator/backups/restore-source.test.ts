@@ -32,12 +32,17 @@ describe('a clone from a bare pgBackRest repo', () => {
     );
     assert.equal(source?.configDir, PGBACKREST_SOURCE_CONF_DIR);
     assert.equal(source?.global?.['repo1-storage-ca-file'], `${PGBACKREST_SOURCE_CONF_DIR}/ca.crt`);
-    assert.equal(source?.global?.['repo1-path'], '/pgbackrest/db/hippo/repo1');
+    assert.equal(source?.repoPath, '/pgbackrest/db/hippo/repo1');
     assert.deepEqual(configuration, [{ secret: { name: 's3-creds' } }]);
   });
 
   it("defaults the repo path to PGO's", () => {
-    assert.equal(resolveCloneSource(bare({}), undefined).source?.global?.['repo1-path'], '/pgbackrest/repo1');
+    assert.equal(resolveCloneSource(bare({}), undefined).source?.repoPath, '/pgbackrest/repo1');
+    assert.equal(
+      resolveCloneSource(bare({ 'repo1-path': '/pgbackrest//db/./x/../hippo/repo1/' }), undefined).source?.repoPath,
+      '/pgbackrest/db/hippo/repo1',
+      'as pgBackRest would reach it',
+    );
   });
 });
 

@@ -10,9 +10,12 @@ import {
   PGBACKREST_CONF_DIR,
   PGBACKREST_SOURCE_CONF_DIR,
   PGBACKREST_STANZA,
+  pgoRepoPath,
   type RestoreSource,
   readServerInfo,
+  recordedRepoPaths,
 } from '../../contract/index.js';
+import { normalRepoPath } from './repo-paths.js';
 
 /**
  * The source cluster names files of its conf.d (a CA, say); the clone mounts that configuration
@@ -35,6 +38,8 @@ export interface ResolvedSource {
   readonly configuration?: readonly unknown[];
   /** Why the data source cannot be used (yet); the cluster waits and says so. */
   readonly problem?: string;
+  /** The problem is a repo path of another namespace's without its owner's grant. */
+  readonly grantMissing?: boolean;
 }
 
 /**
@@ -74,6 +79,12 @@ export function resolveCloneSource(
         };
       gateway = { address, certificate };
     }
+    // Any other repo where the source recorded it keeps its stanza.
+    const repoPath = repo.volume ? undefined : recordedRepoPaths(sourceCluster)?.[repoName];
+    if (!repo.volume && !repoPath)
+      return {
+        problem: `spec.dataSource.postgresCluster.repoName: PostgresCluster ${clusterName} has not recorded where ${repoName} keeps its stanza yet (status.pgbackrest.repoPaths)`,
+      };
     return {
       source: {
         id: 'clone',
@@ -85,13 +96,19 @@ export function resolveCloneSource(
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
         ...(gateway ? { gateway } : {}),
+        ...(repoPath ? { repoPath } : {}),
       },
       configuration: pgbackrest.configuration ?? [],
     };
   }
   if (dataSource?.pgbackrest) {
     const { stanza, repo, global, options, configuration } = dataSource.pgbackrest;
-    const pathKey = `${repo.name}-path`;
+    // A repo no cluster here owns: PGO's default path unless the user names one. A path in another
+    // namespace's part of the tree needs its owner's grant (clone-actions.ts checks it).
+    const named = global?.[`${repo.name}-path`];
+    const repoPath = normalRepoPath(named ?? pgoRepoPath(repo.name));
+    if (!repoPath)
+      return { problem: `spec.dataSource.pgbackrest.global.${repo.name}-path: ${named} is not an absolute path` };
     return {
       source: {
         id: 'clone',
@@ -99,11 +116,11 @@ export function resolveCloneSource(
         cluster: cluster.metadata?.name ?? '',
         stanza: stanza ?? PGBACKREST_STANZA,
         repo,
-        // A repo no cluster here owns: PGO's default path unless the user names one. Its
-        // `configuration` is mounted at the source's directory too, so paths follow it there.
-        global: intoSourceDir({ [pathKey]: `/pgbackrest/${repo.name}`, ...(global ?? {}) }),
+        // Its `configuration` is mounted at the source's directory too, so paths follow it there.
+        ...(global ? { global: intoSourceDir(global) } : {}),
         ...(options ? { options } : {}),
         configDir: PGBACKREST_SOURCE_CONF_DIR,
+        repoPath,
       },
       configuration: configuration ?? [],
     };

@@ -87,7 +87,7 @@ describe('repoHostPod', () => {
     assert.deepEqual(container?.securityContext, instance.spec?.containers[0]?.securityContext);
     assert.deepEqual(
       container?.ports?.map((p) => p.containerPort),
-      [8000, 8432],
+      [8000, 8432, 8433],
     );
     assert.deepEqual(container?.readinessProbe?.httpGet, { path: '/readyz', port: 8000 });
     assert.deepEqual(container?.livenessProbe?.httpGet, { path: '/healthz', port: 8000 });

@@ -13,6 +13,7 @@ import {
   GROUP,
   names,
   PATH,
+  PGBACKREST_CLONE_PORT,
   PGBACKREST_CONF_DIR,
   PGBACKREST_SERVER_PORT,
   PORT,
@@ -137,6 +138,8 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
         ports: [
           { name: 'agent', containerPort: PORT.agent },
           { name: 'pgbackrest', containerPort: PGBACKREST_SERVER_PORT },
+          // Read-only access for clones (contract/clone-gateway.ts).
+          { name: 'clone', containerPort: PGBACKREST_CLONE_PORT },
         ],
         ...AGENT_PROBES,
         securityContext: AGENT_CONTAINER_SECURITY,
