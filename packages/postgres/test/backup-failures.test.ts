@@ -290,7 +290,9 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     await writer.stop();
     const acks = writer.acks;
     writer = undefined;
-    // Everything goes: the cluster, its Pods (the node is down: forced) and its volumes.
+    // Everything goes: the cluster, its Pods (the node is down: forced) and its volumes. What is
+    // left is its repo, at the path it was recorded at (written down, as a user would).
+    const repoPath = await repoPathOf(env, SOURCE);
     await clusters(env.client).delete(SOURCE, { namespace: 'default' });
     for (const p of await instancePods(env.client, SOURCE))
       await env.client
@@ -320,7 +322,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
           pgbackrest: {
             stanza: 'db',
             configuration: [{ secret: { name: CREDS_SECRET } }],
-            global: { ...s3Global(s3), 'repo1-path': await repoPathOf(env, SOURCE) },
+            global: { ...s3Global(s3), 'repo1-path': repoPath },
             repo: s3Repo(s3),
           },
         },

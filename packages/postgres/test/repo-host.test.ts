@@ -143,14 +143,13 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
     });
     const { account, client } = await clientAsPod(env.cp, env.client, REPO_HOST);
     try {
-      assert.equal(account, names.repoHostServiceAccount(CLUSTER));
-      assert.notEqual(account, names.instanceServiceAccount(CLUSTER));
       const secrets = client.resource<Secret>('v1', 'Secret');
       // As the agent's cache would follow it: a list by name.
       const listed = await attempt(() =>
         secrets.list({ namespace: 'default', fieldSelector: `metadata.name=${names.postgresTls(CLUSTER)}` }),
       );
       assert.match(listed, /^403: /, 'PostgreSQL’s server key and the superuser’s client key stay unread');
+      assert.notEqual(account, names.instanceServiceAccount(CLUSTER), 'not the instances’ account');
       for (const name of [names.postgresTls(CLUSTER), names.pgbackrestTls(CLUSTER), names.superuserSecret(CLUSTER)])
         assert.match(await attempt(() => secrets.get(name, { namespace: 'default' })), /^403: /, name);
       const patch = (pod: string, body: unknown) =>
@@ -175,6 +174,7 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
         'what its agent writes',
       );
       assert.equal((await get<Pod>('Pod', REPO_HOST))?.metadata?.labels?.[LABEL.role], undefined);
+      assert.equal(account, names.repoHostServiceAccount(CLUSTER));
     } finally {
       await client.close();
     }

@@ -30,7 +30,7 @@ import type { AgentContext } from '../context.js';
 import { readIfExists, writeFileIfChanged } from '../io/files.js';
 import type { Logger } from '../io/logger.js';
 import type { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
-import { PgBackRestKey } from '../io/pgbackrest-tls.js';
+import { PgBackRestKey } from './pgbackrest-key.js';
 
 const PERIOD_MS = 5_000;
 /** While the certificate is not issued yet: the operator issues it within a reconcile. */

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type CertificateAuthority, certifyPublicKey, createCertificateAuthority } from '@kanri/runtime';
 import { pino } from 'pino';
 import { CLONE_COMMON_NAME, type CloneGrant, cloneToken } from '../../contract/index.js';
-import { PgBackRestKey } from '../io/pgbackrest-tls.js';
+import { PgBackRestKey } from '../backups/pgbackrest-key.js';
 import { byteRange, CloneGateway, listObjects, objectPath } from './clone-gateway.js';
 
 describe('the clone port (issue 37, finding 4: a clone reads its source’s repo, never writes it)', () => {

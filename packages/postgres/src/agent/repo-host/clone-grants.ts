@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual, X509Certificate } from 'node:crypto';
 import { CLONE_COMMON_NAME, type CloneGrant, cloneToken } from '../../contract/index.js';
-import type { PgBackRestKey } from '../io/pgbackrest-tls.js';
+import type { PgBackRestKey } from '../backups/pgbackrest-key.js';
 
 /** Why a grant's certificate does not hold now, or undefined when it does. */
 export function grantProblem(pod: string, grant: CloneGrant, caPem: string, now: Date): string | undefined {

@@ -6,9 +6,10 @@
  * certificate (common name pgbackrestClientName, which every server of the cluster authorizes).
  * Pure: the caller reads the Pods, issues what this names, and writes it on each Pod.
  */
-import { createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
 import { pgbackrestClientName, splitPeerCertificate } from '../../contract/index.js';
+import { usableKey } from '../tls/peer-certificate-plan.js';
 import { RENEW_BEFORE_DAYS } from './tls-plan.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
@@ -48,17 +49,7 @@ export interface KeyCertificatePlan {
 }
 
 /** The published key, if it is one the CA certifies (ECDSA P-256), else why not. */
-export function certifiableKey(pem: string): KeyObject | string {
-  try {
-    const key = createPublicKey(pem);
-    const curve = key.asymmetricKeyDetails?.namedCurve;
-    return key.asymmetricKeyType === 'ec' && curve === 'prime256v1'
-      ? key
-      : `a ${key.asymmetricKeyType} key, not ECDSA P-256`;
-  } catch {
-    return 'not a public key';
-  }
-}
+export const certifiableKey = usableKey;
 
 /** Why `pod`'s certificate must be issued for `key` and `podIP`, or undefined when it can stay. */
 function certificateProblem(

@@ -93,7 +93,10 @@ export function recordRepoPaths(
   resolved: { readonly paths: Record<string, string>; readonly problems: readonly string[] },
   dataSourceProblem: string | undefined,
 ): void {
-  if (Object.keys(resolved.paths).length > 0) status.pgbackrest = { ...status.pgbackrest, repoPaths: resolved.paths };
+  // Kept once recorded, even empty: a repo declared later is a new one (the default path), never
+  // taken for one from before paths were recorded.
+  if (Object.keys(resolved.paths).length > 0 || recordedRepoPaths(cluster) !== undefined)
+    status.pgbackrest = { ...status.pgbackrest, repoPaths: resolved.paths };
   const problems = [...resolved.problems, ...(dataSourceProblem ? [dataSourceProblem] : [])];
   const conditions = (status.conditions ?? []) as Condition[];
   const concerned = (cluster.spec.backups?.pgbackrest?.repos.length ?? 0) > 0 || cluster.spec.dataSource?.pgbackrest;

@@ -43,8 +43,8 @@ export interface PeerCertificatePlan {
   readonly renewInMs?: number;
 }
 
-/** The reported key, if it is one the CA certifies (ECDSA P-256). */
-function usableKey(pem: string): KeyObject | string {
+/** The reported key, if it is one the CA certifies (ECDSA P-256), else why not. */
+export function usableKey(pem: string): KeyObject | string {
   try {
     const key = createPublicKey(pem);
     const curve = key.asymmetricKeyDetails?.namedCurve;

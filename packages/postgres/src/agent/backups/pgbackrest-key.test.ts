@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CertificateAuthority, certifyPublicKey, createCertificateAuthority } from '@kanri/runtime';
-import { PgBackRestKey } from './pgbackrest-tls.js';
+import { PgBackRestKey } from './pgbackrest-key.js';
 
 describe('PgBackRestKey (issue 37, finding 4: made where it is used)', () => {
   let dir: string;
