@@ -13,9 +13,7 @@ import { readOperatorConfig } from './plan/material-plan.js';
 
 export class ConfigFollower {
   readonly #ctx: AgentContext;
-  /** Why the ConfigMap is not in use now; undefined while it is. */
-  #unusable: string | undefined;
-  /** What was last logged about it, so each change is logged once. */
+  /** What was last logged about the ConfigMap being unusable, so each change is logged once. */
   #logged: string | undefined;
 
   constructor(ctx: AgentContext) {
@@ -24,7 +22,16 @@ export class ConfigFollower {
 
   /** Why the agent has no configuration of the cluster's at all (postgres must not start); undefined once it has one. */
   get missing(): string | undefined {
-    return this.#ctx.files.hasOperatorConfig ? undefined : (this.#unusable ?? 'no cluster configuration read yet');
+    const { files, view } = this.#ctx;
+    if (files.hasOperatorConfig) return undefined;
+    // Read now: a first list that finds nothing delivers no change, and "not known yet" would stay.
+    const read = readOperatorConfig(view.configData, this.#source());
+    return 'missing' in read ? read.missing : 'the cluster configuration is being taken';
+  }
+
+  #source() {
+    const { view, config } = this.#ctx;
+    return { what: `ConfigMap ${names.config(config.cluster)}`, known: view.materialKnown.config };
   }
 
   /**
@@ -52,25 +59,22 @@ export class ConfigFollower {
 
   /** Takes `data` when it is whole, else keeps what is in force; resolves whether it took it. */
   #take(data: Readonly<Record<string, string>> | undefined): boolean {
-    const { view, files, log, config } = this.#ctx;
-    const what = `ConfigMap ${names.config(config.cluster)}`;
-    const known = view.materialKnown.config;
-    const read = readOperatorConfig(data, { what, known });
+    const { files, log } = this.#ctx;
+    const source = this.#source();
+    const read = readOperatorConfig(data, source);
     if ('value' in read) {
-      if (this.#logged) log.info(`${what} is whole again; following it`);
-      this.#unusable = undefined;
+      if (this.#logged) log.info(`${source.what} is whole again; following it`);
       this.#logged = undefined;
       files.setOperatorConfig(read.value);
       return true;
     }
-    this.#unusable = read.missing;
     // Before the first list, "absent" is no news: nothing to say yet.
-    if (known && read.missing !== this.#logged) {
+    if (source.known && read.missing !== this.#logged) {
       this.#logged = read.missing;
       if (files.hasOperatorConfig)
         log.warn(
           { problem: read.missing },
-          `keeping the cluster configuration in force (pg_hba.conf, parameters) until ${what} is whole again (the operator re-creates it)`,
+          `keeping the cluster configuration in force (pg_hba.conf, parameters) until ${source.what} is whole again (the operator re-creates it)`,
         );
       else log.warn({ problem: read.missing }, 'no cluster configuration yet');
     }

@@ -14,6 +14,7 @@ import type { AgentContext } from './context.js';
 import { PeerServer } from './io/peer-server.js';
 import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
 import type { PeerIdentity } from './peer-identity.js';
+import { decodeTlsSecret, readPostgresTls } from './plan/material-plan.js';
 
 type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
 
@@ -64,7 +65,16 @@ export class TlsFollower {
 
   /** Why the agent has no TLS material at all (postgres must not start on the network: plan/material-plan.ts); undefined once it has. */
   get missing(): string | undefined {
-    return this.#ctx.files.tls ? undefined : (this.#secretUnusable ?? 'no TLS material yet');
+    const { files, view } = this.#ctx;
+    if (files.tls) return undefined;
+    // Read now: a first list that finds nothing delivers no change, and "not known yet" would stay.
+    const read = readPostgresTls(view.tlsData && decodeTlsSecret(view.tlsData), this.#source());
+    return 'missing' in read ? read.missing : 'the TLS files are being written';
+  }
+
+  #source() {
+    const { view, config } = this.#ctx;
+    return { what: `Secret ${names.postgresTls(config.cluster)}`, known: view.materialKnown.tls };
   }
 
   /** False once the peer API is served over mutual TLS: plain HTTP then answers only probes and metrics. */
@@ -85,11 +95,8 @@ export class TlsFollower {
   async #apply(): Promise<void> {
     const { view, files, postgres, log, config } = this.#ctx;
     try {
-      const secret = `Secret ${names.postgresTls(config.cluster)}`;
-      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'), {
-        what: secret,
-        known: view.materialKnown.tls,
-      });
+      const source = this.#source();
+      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'), source);
       this.#required = view.spec?.tls?.required ?? false;
       const was = files.tls !== undefined;
       // Never back to no TLS: without a usable Secret the files served so far stay.
@@ -98,10 +105,10 @@ export class TlsFollower {
         if (tls.secretUnusable && (tls.files ?? files.tls))
           log.warn(
             { problem: tls.secretUnusable },
-            `keeping the TLS certificates served so far until ${secret} is whole again (the operator re-issues it)`,
+            `keeping the TLS certificates served so far until ${source.what} is whole again (the operator re-issues it)`,
           );
         else if (tls.secretUnusable) log.info({ problem: tls.secretUnusable }, 'no TLS material yet');
-        else if (this.#secretUnusable) log.info(`${secret} is whole again; serving it`);
+        else if (this.#secretUnusable) log.info(`${source.what} is whole again; serving it`);
         this.#secretUnusable = tls.secretUnusable;
       }
       if (files.tls && !was) log.info('serving TLS with the cluster certificates');
