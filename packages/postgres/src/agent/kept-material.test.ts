@@ -7,38 +7,14 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { pino } from 'pino';
-import { CONFIG_KEY, POSTGRES_TLS_KEY } from '../contract/index.js';
+import { CONFIG_KEY } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
 import { InstanceFiles } from './io/instance-files.js';
 import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
+import { tlsSecretFixture } from './tls-secret-fixture.js';
 
 const SECRET = { what: 'Secret hippo-postgres-tls', known: true };
-const base64 = (text: string) => Buffer.from(text).toString('base64');
-
-async function tlsSecretData(): Promise<Record<string, string>> {
-  const ca = await createCertificateAuthority({ commonName: 'hippo-ca' });
-  const pair = (commonName?: string) =>
-    createServingCertificate({
-      dnsNames: ['hippo'],
-      ca,
-      ...(commonName ? { commonName, clientAuth: true } : {}),
-    });
-  const [server, replication, superuser] = await Promise.all([pair(), pair('streaming_replica'), pair('postgres')]);
-  const K = POSTGRES_TLS_KEY;
-  return {
-    [K.serverCa]: base64(ca.caCertPem),
-    [K.serverCert]: base64(server.certPem),
-    [K.serverKey]: base64(server.keyPem),
-    [K.clientCa]: base64(ca.caCertPem),
-    [K.replicationCert]: base64(replication.certPem),
-    [K.replicationKey]: base64(replication.keyPem),
-    [K.superuserCert]: base64(superuser.certPem),
-    [K.superuserKey]: base64(superuser.keyPem),
-  };
-}
-
 describe('the TLS files: a deleted or half-emptied Secret leaves the served ones in place', () => {
   let dir: string;
   let first: Record<string, string>;
@@ -46,7 +22,9 @@ describe('the TLS files: a deleted or half-emptied Secret leaves the served ones
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kanri-kept-tls-'));
-    [first, second] = await Promise.all([tlsSecretData(), tlsSecretData()]);
+    const [a, b] = await Promise.all([tlsSecretFixture('hippo'), tlsSecretFixture('hippo')]);
+    first = a.data;
+    second = b.data;
   });
   after(() => rm(dir, { recursive: true, force: true }));
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
-import { CONFIG_KEY, POSTGRES_TLS_KEY } from '../../contract/index.js';
+import { CONFIG_KEY } from '../../contract/index.js';
+import { tlsSecretFixture } from '../tls-secret-fixture.js';
 import { decodeTlsSecret, readOperatorConfig, readPostgresTls, startBlockedBy } from './material-plan.js';
 
 const CONFIG_MAP = { what: 'ConfigMap hippo-config', known: true };
@@ -40,32 +40,7 @@ describe("the cluster's TLS material: only whole and consistent, else what was s
   const base64 = (text: string) => Buffer.from(text).toString('base64');
 
   before(async () => {
-    const ca = await createCertificateAuthority({ commonName: 'hippo-ca' });
-    const server = await createServingCertificate({ dnsNames: ['hippo-primary'], ca });
-    const replication = await createServingCertificate({
-      dnsNames: ['hippo-replication'],
-      commonName: 'streaming_replica',
-      clientAuth: true,
-      ca,
-    });
-    const superuser = await createServingCertificate({
-      dnsNames: ['hippo-superuser'],
-      commonName: 'postgres',
-      clientAuth: true,
-      ca,
-    });
-    otherKey = (await createServingCertificate({ dnsNames: ['elsewhere'], ca })).keyPem;
-    const K = POSTGRES_TLS_KEY;
-    whole = {
-      [K.serverCa]: base64(ca.caCertPem),
-      [K.serverCert]: base64(server.certPem),
-      [K.serverKey]: base64(server.keyPem),
-      [K.clientCa]: base64(ca.caCertPem),
-      [K.replicationCert]: base64(replication.certPem),
-      [K.replicationKey]: base64(replication.keyPem),
-      [K.superuserCert]: base64(superuser.certPem),
-      [K.superuserKey]: base64(superuser.keyPem),
-    };
+    ({ data: whole, strayKey: otherKey } = await tlsSecretFixture('hippo'));
   });
 
   it('uses a whole Secret whose certificates are for their keys', () => {
