@@ -150,6 +150,11 @@ export class ClusterView {
     return this.#tls.onChange(() => handler());
   }
 
+  /** The TLS Secret's and the ConfigMap's caches have listed once: absent from them now means deleted, not "not known yet". */
+  get materialKnown(): { readonly tls: boolean; readonly config: boolean } {
+    return { tls: this.#tls.status.synced, config: this.#configMap.status.synced };
+  }
+
   /** PostgreSQL's TLS Secret's data (base64, as stored); undefined while it does not exist. */
   get tlsData(): Readonly<Record<string, string>> | undefined {
     const secret = this.#tls.getByName(this.#config.namespace, names.postgresTls(this.#config.cluster));

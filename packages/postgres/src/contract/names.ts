@@ -105,6 +105,8 @@ export const EVENT_REASON = {
   failsafe: 'Failsafe',
   failsafeEnded: 'FailsafeEnded',
   steppedDown: 'SteppedDown',
+  /** An instance does not start postgres while the cluster's ConfigMap or TLS Secret is missing (agent/start-gate.ts). */
+  waitingForMaterial: 'WaitingForMaterial',
 } as const;
 
 /** Names of the objects the operator creates for a cluster. */

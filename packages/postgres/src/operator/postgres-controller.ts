@@ -12,7 +12,7 @@ import { ignoreNotFound } from '@kanri/client';
 import { type Condition, controller, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
+import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
@@ -24,7 +24,7 @@ import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { resolveClone } from './clone-actions.js';
 import { clusterStatus, readReport } from './cluster-status.js';
-import { createIfMissing } from './create-if-missing.js';
+import { createIfMissing, isMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
 import { instancePodPredicate } from './pod-predicate.js';
@@ -111,6 +111,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
 
     const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx, initialised) : {};
+    const configMissing = initialised && (await isMissing(ctx, 'ConfigMap', names.config(clusterName), namespace));
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
     for (const object of instanceRbac(cluster)) await ctx.apply(object as KubeObject);
     for (const service of services(cluster)) await ctx.apply(service);
@@ -121,6 +122,18 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     if (tls.problem) {
       ctx.log.warn({ problem: tls.problem }, 'cannot use a TLS Secret of the spec; keeping what is served');
       await ctx.event('Warning', 'TLSSecretInvalid', tls.problem);
+    }
+    // On a new cluster nothing was there yet: only what an initialised one lost is news.
+    const recreated = initialised
+      ? [...(configMissing ? [names.config(clusterName)] : []), ...(tls.missing ?? [])]
+      : [];
+    for (const name of recreated) {
+      ctx.log.warn({ object: name }, 'the cluster lost an object its instances serve with; created it anew');
+      await ctx.event(
+        'Warning',
+        'SecurityMaterialRecreated',
+        `${name} did not exist: created it anew (the instances keep what they serve until they have it)`,
+      );
     }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);
@@ -203,6 +216,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       pods: pods.filter((p) => plan.keep.some((k) => k.name === p.metadata?.name)),
       desired,
       converging: plan.remove.length > 0 || plan.keep.some((k) => !pods.some((p) => p.metadata?.name === k.name)),
+      recreated,
     });
     const ownedSecrets = ctx.list<Secret>('v1', 'Secret', { namespace, ownedBy: cluster });
     for (const name of userSecretsToDelete(cluster, ownedSecrets, primaryUsersReport(instancePods, status.primary)))

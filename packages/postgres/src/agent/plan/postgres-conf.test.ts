@@ -83,7 +83,9 @@ it("puts the agent's rules first in pg_hba.conf, then the operator's or the defa
     'host replication streaming_replica all scram-sha-256',
     'hostssl all all 10.0.0.0/8 scram-sha-256',
   ]);
-  assert.match(renderPgHba(undefined), /host all all all scram-sha-256/);
+  // Without the cluster's rules nothing from the network gets past the agent's own lines.
+  assert.match(renderPgHba(undefined), /host all all all reject/);
+  assert.doesNotMatch(renderPgHba(undefined), /^host(ssl)? all .*scram-sha-256/m);
 });
 
 it('adds the include line to postgresql.conf once', () => {
@@ -129,7 +131,7 @@ it('serves TLS once the cluster files are there, and replicas then verify the pr
 
 it('authenticates the replication user by certificate over TLS, and refuses plain connections when TLS is required', () => {
   const lines = (text: string) => text.split('\n');
-  const plain = lines(renderPgHba(undefined));
+  const plain = lines(renderPgHba('host all all all scram-sha-256'));
   assert.ok(!plain.some((line) => line.startsWith('hostssl') || line.includes('reject')));
 
   const serving = lines(renderPgHba('host all all all scram-sha-256', { serving: true, required: false }));

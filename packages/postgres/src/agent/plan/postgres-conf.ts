@@ -208,12 +208,12 @@ export function renderKanriConf(
   return { text, overridden };
 }
 
-/** Used until the operator's ConfigMap exists: local trust on the private socket, passwords over TCP. */
-export const DEFAULT_HBA = [
-  'local all all trust',
-  'host all all all scram-sha-256',
-  'host replication all all scram-sha-256',
-].join('\n');
+/**
+ * Only for pg_hba.conf written before the agent has the cluster's rules, which its start gate
+ * prevents (agent/start-gate.ts): fail closed, nothing from the network past the agent's own
+ * replication rules, and local trust on the private socket.
+ */
+export const DEFAULT_HBA = ['local all all trust', 'host all all all reject'].join('\n');
 
 /** How pg_hba.conf treats TLS. */
 export interface HbaTls {

@@ -20,6 +20,7 @@ import {
 } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
+import { isMissing } from '../create-if-missing.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -41,6 +42,8 @@ export interface PostgresTlsOutcome {
   readonly problem?: string;
   /** When an issued certificate is due for renewal: reconcile again no later than this. */
   readonly renewInMs?: number;
+  /** The CA's and TLS Secrets that did not exist when this pass began (deleted): it created them anew. */
+  readonly missing?: readonly string[];
 }
 
 /**
@@ -79,6 +82,7 @@ export async function reconcilePostgresTls(
   return {
     ...(secretOutcome.problem ? { problem: secretOutcome.problem } : {}),
     ...(renewals.length > 0 ? { renewInMs: Math.min(...renewals) } : {}),
+    ...(secretOutcome.missing ? { missing: secretOutcome.missing } : {}),
   };
 }
 
@@ -88,15 +92,20 @@ async function reconcileTlsSecret(
 ): Promise<PostgresTlsOutcome & { ca?: CertificateAuthority; data?: Record<string, string> }> {
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
+  const caName = names.postgresCa(clusterName);
+  const caMissing = await isMissing(ctx, 'Secret', caName, namespace);
   const ca = await ensureCertificateAuthority(cluster, ctx, {
-    secretName: names.postgresCa(clusterName),
+    secretName: caName,
     commonName: `${clusterName}-ca`,
     purpose: 'PostgreSQL',
     replacedReason: 'PostgresCAReplaced',
   });
   if (!ca) return {};
-  const done = (o: PostgresTlsOutcome, data: Record<string, string>) => ({ ...o, ca, data });
   const secretName = names.postgresTls(clusterName);
+  const done = (o: PostgresTlsOutcome, data: Record<string, string>, secretMissing = false) => {
+    const missing = [...(caMissing ? [caName] : []), ...(secretMissing ? [secretName] : [])];
+    return { ...o, ca, data, ...(missing.length > 0 ? { missing } : {}) };
+  };
   const userSecretName = cluster.spec.tls?.serverSecret;
   const userReplicationName = cluster.spec.tls?.replicationSecret;
   // The user's Secrets carry no cluster label, so the filtered cache never holds them: read them live.
@@ -132,7 +141,8 @@ async function reconcileTlsSecret(
   if (postgresTlsPlanIsEmpty(cached)) return done(outcome(cached, cachedData), cachedData);
   // Change only what the API server holds: a cache that lags this controller's last write would
   // reissue a certificate the agents may already serve.
-  const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
+  const live = await liveSecret(ctx, secretName, namespace);
+  const data = decodeSecretData(live?.data);
   const todo = plan(data);
   if (postgresTlsPlanIsEmpty(todo)) return done(outcome(todo, data), data);
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
@@ -160,7 +170,7 @@ async function reconcileTlsSecret(
     ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
-  return done(outcome(todo, next), next);
+  return done(outcome(todo, next), next, live === undefined);
 }
 
 async function readUserSecret(ctx: Context, name: string, namespace: string) {
