@@ -70,6 +70,7 @@ const TIMED = [
   'agent-fencing',
   'agent-watchdog',
   'failover-failsafe',
+  'failover-failsafe-members',
   'failover-fencing',
   'failover-rto',
   'failover-sync',

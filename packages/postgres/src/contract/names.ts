@@ -64,6 +64,13 @@ export const ANNOTATION = {
    * that hold every acknowledged commit. Only one of them may be promoted by a failover.
    */
   syncStandbys: `${GROUP}/sync-standbys`,
+  /**
+   * On the leader Lease, written by the primary in failsafe mode when its members change: JSON
+   * `{"holder": <pod>, "members": [<pod>, …]}`, the instances it asks to vouch for it while the API
+   * server cannot be reached (Patroni's `/failsafe` key). While the holder's own list is there, an
+   * instance not on it never takes the Lease from that holder (agent/plan/failsafe-plan.ts).
+   */
+  failsafeMembers: `${GROUP}/failsafe-members`,
   /** On the PostgresCluster: any new value asks for a rolling restart of every instance. */
   restart: `${GROUP}/restart`,
   /**

@@ -1,5 +1,5 @@
 /**
- * The primary's periodic work while it leads: replication slots, users and databases, planned
+ * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
  * switchovers, in-place restarts, a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
  * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
@@ -10,6 +10,7 @@ import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js'
 import type { AgentContext } from '../context.js';
 import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
+import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
 import { restartIfRequested } from './restart-in-place.js';
@@ -35,6 +36,7 @@ export async function runPrimaryTasks(
   ctx: AgentContext,
   session: PrimarySession,
   leadership: AbortSignal,
+  failsafe: PrimaryFailsafe,
 ): Promise<void> {
   const { log } = ctx;
   let lastUsersMs = Number.NEGATIVE_INFINITY;
@@ -46,6 +48,8 @@ export async function runPrimaryTasks(
       if (!leadership.aborted) log.warn({ err: error }, 'cannot record the leader history on the Lease; retrying');
       return historyWrittenAt;
     });
+    // Before an outage, not during it: the members it would ask to vouch for it (failsafe mode).
+    await failsafe.publishMembers(leadership);
     // A new version of the cluster object may declare new users: look at once.
     const version = ctx.view.cluster?.metadata?.resourceVersion;
     if (version !== specVersion) {
