@@ -3,7 +3,7 @@
  * agent's own settings say. Writes are serialised and only touch files whose content changed.
  */
 import { join } from 'node:path';
-import type { PostgresTlsFiles } from '../../contract/index.js';
+import { memberServerName, type PostgresTlsFiles } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
 import {
   buildAgentSettings,
@@ -18,12 +18,15 @@ import {
 import { readIfExists, writeFileIfChanged } from './files.js';
 import type { Logger } from './logger.js';
 
+/** The primary to follow, as the replica role knows it: the name to verify and the TLS files are the agent's. */
+export type PrimaryToFollow = Omit<ConnectionToPrimary, 'serverName' | 'tls'>;
+
 export class InstanceFiles {
   readonly #config: AgentConfig;
   readonly #log: Logger;
   #parameters: string | undefined;
   #hba: string | undefined;
-  #primary: ConnectionToPrimary | undefined;
+  #primary: PrimaryToFollow | undefined;
   #slot: string | undefined;
   #synchronousStandbyNames = '';
   #tls: PostgresTlsFiles | undefined;
@@ -49,7 +52,7 @@ export class InstanceFiles {
   }
 
   /** Replicas: the primary to stream from (undefined: none known) and the slot to use. */
-  setPrimary(primary: ConnectionToPrimary | undefined, slot: string | undefined): void {
+  setPrimary(primary: PrimaryToFollow | undefined, slot: string | undefined): void {
     this.#primary = primary;
     this.#slot = slot;
   }
@@ -91,12 +94,16 @@ export class InstanceFiles {
   }
 
   async #write(): Promise<boolean> {
-    const { pgdata, podIP, podName, socketDir, replicationPassword } = this.#config;
+    const { pgdata, podIP, podName, socketDir, replicationPassword, cluster, namespace } = this.#config;
     const settings = buildAgentSettings({
       podIP,
       podName,
       socketDir,
-      primary: this.#primary && { ...this.#primary, ...(this.#tls ? { tls: this.#tls } : {}) },
+      primary: this.#primary && {
+        ...this.#primary,
+        serverName: memberServerName(cluster, namespace),
+        ...(this.#tls ? { tls: this.#tls } : {}),
+      },
       slot: this.#slot,
       synchronousStandbyNames: this.#synchronousStandbyNames,
       archiveCommand: this.#config.archiveCommand,
