@@ -113,7 +113,8 @@ export async function rewind(input: {
   readonly redactor: Redactor;
 }): Promise<RewindResult> {
   const started = performance.now();
-  await untilTimelineCheckpointed(input.source, input.replicationPassword);
+  const waitedMs = await untilTimelineCheckpointed(input.source, input.replicationPassword);
+  if (waitedMs > 0) input.log.info({ waitedMs }, "waited for the source's checkpoint of its new timeline");
   const source = memberConninfo(input.source, [
     ['dbname', 'postgres'],
     ['connect_timeout', '10'],
@@ -135,9 +136,10 @@ export async function rewind(input: {
 /**
  * Waits until the source's pg_control holds its current timeline (CHECKPOINTED_TIMELINE_SQL). The
  * new primary checkpoints itself (promote.ts, and checkpointIfTimelineLags while pg_control lags):
- * CHECKPOINT needs a superuser before PostgreSQL 15, which no member is on another's.
+ * CHECKPOINT needs a superuser before PostgreSQL 15, which no member is on another's. Resolves how
+ * long it waited (0: not at all).
  */
-async function untilTimelineCheckpointed(target: MemberTarget, password: string): Promise<void> {
+async function untilTimelineCheckpointed(target: MemberTarget, password: string): Promise<number> {
   const tls = target.tls;
   const db = new pg.Client({
     host: target.ip,
@@ -162,13 +164,14 @@ async function untilTimelineCheckpointed(target: MemberTarget, password: string)
   db.on('error', () => undefined);
   try {
     await db.connect();
-    const deadline = performance.now() + CHECKPOINT_WAIT_MS;
-    for (;;) {
+    const started = performance.now();
+    const deadline = started + CHECKPOINT_WAIT_MS;
+    for (let polls = 0; ; polls++) {
       const {
         rows: [row],
       } = await db.query<CheckpointedTimelineRow>(CHECKPOINTED_TIMELINE_SQL);
       const state = checkpointedTimeline(row);
-      if (state?.checkpointed) return;
+      if (state?.checkpointed) return polls === 0 ? 0 : Math.round(performance.now() - started);
       if (performance.now() > deadline)
         throw new Error(
           state
