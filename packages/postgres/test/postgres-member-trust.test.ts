@@ -15,7 +15,17 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -76,7 +86,7 @@ for (const major of ['14', '15', '17']) {
     timeout: 600_000,
   }, () => {
     const bin = installations[major] ?? '';
-    const root = mkdtempSync(join(tmpdir(), 'kanri-member-trust-'));
+    let root = '';
     const superuser = makePassword('');
     const replication = makePassword('');
     let release: (() => Promise<void>) | undefined;
@@ -193,6 +203,7 @@ for (const major of ['14', '15', '17']) {
     }
 
     before(async () => {
+      root = mkdtempSync(join(tmpdir(), 'kanri-member-trust-'));
       chmodSync(root, 0o711);
       const block = await leaseLoopbackBlock();
       release = block.release;
@@ -296,12 +307,15 @@ for (const major of ['14', '15', '17']) {
     });
 
     after(async () => {
-      for (const m of Object.values(members ?? {})) await stop(m);
-      if (process.exitCode)
-        for (const m of Object.values(members ?? {}))
-          console.log(`---- ${m.name} ----\n${log(m).split('\n').slice(-40).join('\n')}`);
-      await release?.();
-      rmSync(root, { recursive: true, force: true });
+      try {
+        for (const m of Object.values(members ?? {})) await stop(m);
+        if (process.exitCode)
+          for (const m of Object.values(members ?? {}))
+            if (existsSync(m.logFile)) console.log(`---- ${m.name} ----\n${log(m).split('\n').slice(-40).join('\n')}`);
+      } finally {
+        await release?.();
+        if (root) rmSync(root, { recursive: true, force: true });
+      }
     });
 
     it('logs nobody in as the superuser by certificate, from the replication CA or the cluster CA, nor by password', async () => {
