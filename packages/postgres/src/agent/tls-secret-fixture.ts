@@ -1,6 +1,6 @@
 /** For the agent's unit tests: a names.postgresTls Secret's data as the operator issues it, from a CA of its own. */
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, REPLICATION_USER, SUPERUSER } from '../contract/index.js';
+import { POSTGRES_TLS_KEY, REPLICATION_USER } from '../contract/index.js';
 
 /**
  * The Secret's data, base64 as stored, with every key of {@link POSTGRES_TLS_KEY}; and one more
@@ -16,12 +16,7 @@ export async function tlsSecretFixture(cluster: string): Promise<{ data: Record<
   const ca = await createCertificateAuthority({ commonName: `${cluster}-ca` });
   const issue = (commonName?: string) =>
     createServingCertificate({ dnsNames: [cluster], ca, ...(commonName ? { commonName, clientAuth: true } : {}) });
-  const [server, replication, superuser, stray] = await Promise.all([
-    issue(),
-    issue(REPLICATION_USER),
-    issue(SUPERUSER),
-    issue(),
-  ]);
+  const [server, replication, stray] = await Promise.all([issue(), issue(REPLICATION_USER), issue()]);
   const K = POSTGRES_TLS_KEY;
   const pem = {
     [K.serverCa]: ca.caCertPem,
@@ -30,8 +25,6 @@ export async function tlsSecretFixture(cluster: string): Promise<{ data: Record<
     [K.clientCa]: ca.caCertPem,
     [K.replicationCert]: replication.certPem,
     [K.replicationKey]: replication.keyPem,
-    [K.superuserCert]: superuser.certPem,
-    [K.superuserKey]: superuser.keyPem,
   };
   const data = Object.fromEntries(
     Object.entries(pem).map(([key, text]) => [key, Buffer.from(text).toString('base64')]),

@@ -143,14 +143,14 @@ const tls = z
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
+        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). It must name <name>-primary.<namespace>.svc, which the instances verify each other's server by; one that does not is refused (TLSSecretInvalid) and the instances keep what they serve. Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
       ),
     replicationSecret: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's. Default: one from the cluster's CA.",
+        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's, for streaming_replica alone: no other role logs in by certificate. Default: one from the cluster's CA.",
       ),
     required: z
       .boolean()
@@ -219,7 +219,7 @@ export const postgresClusterSpec = z
       .boolean()
       .default(false)
       .describe(
-        "Let the superuser (postgres) log in over the network with the password in Secret <name>-superuser (CloudNativePG's field). Default false: pg_hba refuses it from the network; the agents reach each other's postgres as the superuser with the cluster's certificate only.",
+        "Let the superuser (postgres) log in over the network with the password in Secret <name>-superuser (CloudNativePG's field). Default false: pg_hba refuses it from the network, by password or certificate. No certificate logs the superuser in either way; the instances reach each other's postgres as streaming_replica.",
       ),
     persistentVolumeClaimRetentionPolicy: z
       .object({

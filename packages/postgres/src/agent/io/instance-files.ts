@@ -5,7 +5,7 @@
  * restarted while the ConfigMap is gone serves it again rather than something weaker.
  */
 import { join } from 'node:path';
-import type { PostgresTlsFiles } from '../../contract/index.js';
+import { memberServerName, type PostgresTlsFiles } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
 import { type Material, type OperatorConfig, readOperatorConfig } from '../plan/material-plan.js';
 import {
@@ -21,12 +21,15 @@ import {
 import { readIfExists, writeFileIfChanged } from './files.js';
 import type { Logger } from './logger.js';
 
+/** The primary to follow, as the replica role knows it: the name to verify and the TLS files are the agent's. */
+export type PrimaryToFollow = Omit<ConnectionToPrimary, 'serverName' | 'tls'>;
+
 export class InstanceFiles {
   readonly #config: AgentConfig;
   readonly #log: Logger;
   #operator: OperatorConfig | undefined;
   #keeping: Promise<unknown> = Promise.resolve();
-  #primary: ConnectionToPrimary | undefined;
+  #primary: PrimaryToFollow | undefined;
   #slot: string | undefined;
   #synchronousStandbyNames = '';
   #tls: PostgresTlsFiles | undefined;
@@ -80,7 +83,7 @@ export class InstanceFiles {
   }
 
   /** Replicas: the primary to stream from (undefined: none known) and the slot to use. */
-  setPrimary(primary: ConnectionToPrimary | undefined, slot: string | undefined): void {
+  setPrimary(primary: PrimaryToFollow | undefined, slot: string | undefined): void {
     this.#primary = primary;
     this.#slot = slot;
   }
@@ -122,12 +125,16 @@ export class InstanceFiles {
   }
 
   async #write(): Promise<boolean> {
-    const { pgdata, podIP, podName, socketDir, replicationPassword } = this.#config;
+    const { pgdata, podIP, podName, socketDir, replicationPassword, cluster, namespace } = this.#config;
     const settings = buildAgentSettings({
       podIP,
       podName,
       socketDir,
-      primary: this.#primary && { ...this.#primary, ...(this.#tls ? { tls: this.#tls } : {}) },
+      primary: this.#primary && {
+        ...this.#primary,
+        serverName: memberServerName(cluster, namespace),
+        ...(this.#tls ? { tls: this.#tls } : {}),
+      },
       slot: this.#slot,
       synchronousStandbyNames: this.#synchronousStandbyNames,
       archiveCommand: this.#config.archiveCommand,

@@ -66,7 +66,6 @@ const FIELDS = Object.keys(POSTGRES_TLS_KEY) as (keyof PostgresTlsFiles)[];
 const PAIRS: readonly [keyof PostgresTlsFiles, keyof PostgresTlsFiles][] = [
   ['serverCert', 'serverKey'],
   ['replicationCert', 'replicationKey'],
-  ['superuserCert', 'superuserKey'],
 ];
 
 /**

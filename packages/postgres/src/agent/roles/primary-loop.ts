@@ -8,7 +8,7 @@ import { annotateLease, type LeaseView } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
+import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
 import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
@@ -42,6 +42,7 @@ export async function runPrimaryTasks(
   let lastUsersMs = Number.NEGATIVE_INFINITY;
   let historyWrittenAt = Number.NEGATIVE_INFINITY;
   let specVersion: string | undefined;
+  let checkpoint: Promise<void> | undefined;
   while (!leadership.aborted) {
     // First: after a promotion, the new timeline must reach the Lease before anything else.
     historyWrittenAt = await recordHistory(ctx, leadership, historyWrittenAt).catch((error: unknown) => {
@@ -82,6 +83,9 @@ export async function runPrimaryTasks(
       await maybeCheckUpgrade(ctx, leadership).catch((error: unknown) => {
         if (!leadership.aborted) log.warn({ err: error }, 'cannot run the major upgrade pre-flight check; retrying');
       });
+      // In the background: a checkpoint can take long, and this loop serves switchovers.
+      const started = await checkpointIfTimelineLags(ctx.db, checkpoint, log).catch(() => undefined);
+      if (started) checkpoint = started.done.finally(() => (checkpoint = undefined));
     }
     await ctx.primaryWakeup.wait(PRIMARY_TASK_PERIOD_MS, leadership);
   }

@@ -12,11 +12,11 @@ import { type CertificateAuthority, createServingCertificate, type ReconcileCont
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  memberServerName,
   names,
   POSTGRES_TLS_KEY,
   postgresServerDnsNames,
   REPLICATION_CERT_COMMON_NAME,
-  SUPERUSER,
 } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
@@ -121,6 +121,7 @@ async function reconcileTlsSecret(
       caCertPem: ca.caCertPem,
       data,
       dnsNames: postgresServerDnsNames(clusterName, namespace),
+      memberServerName: memberServerName(clusterName, namespace),
       renewBeforeDays: lifetime.renewBeforeDays,
       ...(userSecret ? { userSecret } : {}),
       ...(userReplicationSecret ? { userReplicationSecret } : {}),
@@ -153,21 +154,16 @@ async function reconcileTlsSecret(
     ctx.log.info({ secret: userReplicationName }, "replicating with the certificate of the spec's replication Secret");
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
-  if (todo.issueSuperuser) ctx.log.info({ reason: todo.issueSuperuser }, "issuing the agents' superuser certificate");
   const dnsNames = postgresServerDnsNames(clusterName, namespace);
-  const [server, replication, superuser] = await Promise.all([
+  const [server, replication] = await Promise.all([
     todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
     todo.issueReplication
       ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
-      : undefined,
-    todo.issueSuperuser
-      ? issue({ dnsNames: [`${clusterName}-superuser`], commonName: SUPERUSER, clientAuth: true })
       : undefined,
   ]);
   const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
     ...(server ? { server } : {}),
     ...(replication ? { replication } : {}),
-    ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
   return done(outcome(todo, next), next, live === undefined);
