@@ -17,7 +17,7 @@ import { ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
 
 const POD_NAME = 'authentication.kubernetes.io/pod-name';
 /** The instance ServiceAccount's name, `names.instanceServiceAccount`, matched on the user name. */
-const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';
+export const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';
 const SUFFIX = '-instance'.length;
 
 const q = (s: string) => `'${s}'`;

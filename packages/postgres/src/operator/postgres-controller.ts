@@ -13,6 +13,7 @@ import { type Condition, controller, type KubeObject, type ReconcileContext, set
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
+import { admissionCondition, admissionPolicyProblem, refuseWithoutPolicies } from './admission/policy-gate.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { disruptionBudget } from './builders/disruption-budget.js';
@@ -92,6 +93,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       ctx.log.info('paused: no changes made');
       return undefined;
     }
+    // Without its admission policies in force, nothing of a cluster is made (admission/policy-gate.ts).
+    const policyProblem = await admissionPolicyProblem(ctx.client, ctx.signal);
+    if (policyProblem) return refuseWithoutPolicies(cluster, ctx, policyProblem);
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
@@ -244,6 +248,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       announced.set(uid, status.primary);
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
+    status.conditions = setCondition(
+      (status.conditions ?? []) as Condition[],
+      admissionCondition(undefined, cluster.metadata?.generation),
+    ) as PostgresClusterStatus['conditions'];
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
