@@ -310,6 +310,7 @@ async function reconcileBackups(
         `${record.spec.type} backup ${record.metadata.name} to ${record.spec.repoName} (${record.spec.trigger})`,
       );
   }
+  if (plan.refused) await ctx.event('Warning', 'BackupRefused', plan.refused);
   for (const { name, message } of plan.fail) {
     await ctx.client
       .resource(API_VERSION, BACKUP_KIND)
