@@ -36,7 +36,8 @@ export function buildInstanceRoleRules(cluster: string, userNames: readonly stri
     { apiGroups: [''], resources: ['secrets'], resourceNames: [names.postgresTls(cluster)], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: [PLURAL], resourceNames: [cluster], verbs: ['list', 'watch'] },
     // The primary runs the cluster's PostgresBackups (selected by label: list cannot be limited to
-    // names) and records each run in its status.
+    // names) and records each run in its status; admission narrows the status to its own
+    // cluster's backups (instance-backup-policy.ts), which RBAC cannot say by label.
     { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
     // Events explaining failovers, fencing, rewinds and switchovers (repeats patch the series).

@@ -3,7 +3,12 @@ import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
-import { instanceAdmissionPolicies, LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
+import {
+  instanceAdmissionPolicies,
+  instanceBackupStatusPolicies,
+  LABEL,
+  rulesToGrantInstanceRoles,
+} from '../contract/index.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -29,8 +34,9 @@ export const postgresOperator = defineOperator({
   // the API server (credentials.ts, backups/tls-certificates.ts).
   cache: { byKind: { 'v1/Secret': { labelSelector: LABEL.cluster } } },
   // What RBAC cannot narrow: each instance writes only its own Pod's role and report, another Pod
-  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1).
-  admissionPolicies: instanceAdmissionPolicies(),
+  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1); only its
+  // own cluster's PostgresBackup status (issue 37, finding 7).
+  admissionPolicies: [...instanceAdmissionPolicies(), ...instanceBackupStatusPolicies()],
 });
 
 export default postgresOperator;
