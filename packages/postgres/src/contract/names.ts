@@ -148,8 +148,16 @@ export const names = {
    * and the replication user's client certificate. Read by the agents through the API.
    */
   postgresTls: (cluster: string) => `${cluster}-postgres-tls`,
-  /** The CA that issues them (unless the spec names a server Secret); the operator alone reads it. */
-  postgresCa: (cluster: string) => `${cluster}-ca`,
+  /**
+   * The CA that issues them (unless the spec names a server Secret); the operator alone reads it.
+   * Its ConfigMap namesake, names.clientCa, holds `ca.crt` alone.
+   */
+  postgresCa: (cluster: string) => `${cluster}-postgres-ca`,
+  /**
+   * Where versions before issue 37 kept names.postgresCa, moved from on the first reconcile: cluster
+   * `x-pgbackrest`'s `x-pgbackrest-ca` was cluster `x`'s names.pgbackrestCa.
+   */
+  legacyPostgresCa: (cluster: string) => `${cluster}-ca`,
   /**
    * ConfigMap with `ca.crt` alone: what clients verify the server with (the cluster's CA, or the
    * server Secret's `ca.crt`), so an application needs no access to a Secret that holds keys.

@@ -27,6 +27,7 @@ import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
+import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
 import { instancePodPredicate } from './pod-predicate.js';
 import { primaryUsersReport, userSecretsToDelete } from './removed-users.js';
 import { reconcileRepoHost } from './repo-host-actions.js';
@@ -87,11 +88,14 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   .owns('networking.k8s.io/v1', 'NetworkPolicy')
   // A backup's phase changes status.pgbackrest (and a finished one lets the next run).
   .owns(API_VERSION, BACKUP_KIND)
-  .reconcile(async (cluster, ctx) => {
-    if (cluster.spec.paused) {
-      ctx.log.info('paused: no changes made');
+  .reconcile(async (declared, given) => {
+    if (declared.spec.paused) {
+      given.log.info('paused: no changes made');
       return undefined;
     }
+    // Nothing another owner holds is used or written (ownership-guard.ts).
+    const { ctx, foreign } = guardOwnership(given, declared);
+    const cluster = declared;
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
@@ -232,6 +236,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     }
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
+    await reportForeignObjects(cluster, ctx, status, foreign);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);

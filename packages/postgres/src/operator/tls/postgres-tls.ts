@@ -90,6 +90,7 @@ async function reconcileTlsSecret(
   const namespace = cluster.metadata?.namespace ?? '';
   const ca = await ensureCertificateAuthority(cluster, ctx, {
     secretName: names.postgresCa(clusterName),
+    legacySecretName: names.legacyPostgresCa(clusterName),
     commonName: `${clusterName}-ca`,
     purpose: 'PostgreSQL',
     replacedReason: 'PostgresCAReplaced',
