@@ -86,6 +86,11 @@ export const ANNOTATION = {
   allowUpgrade: `${GROUP}/allow-upgrade`,
   /** On an instance Pod: the hash of the Pod template it was created from (operator/rollout). */
   podTemplateHash: `${GROUP}/pod-template-hash`,
+  /**
+   * On a Secret a PostgresCluster's spec names (`spec.tls`, `configuration[].secret`): the clusters
+   * of its namespace that may use it, comma-separated, or `*` for every one (operator/secret-consent.ts).
+   */
+  allowedClusters: `${GROUP}/allowed-clusters`,
 } as const;
 
 /** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */

@@ -34,6 +34,8 @@ import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
+import { consentedProjections } from './secret-consent.js';
+import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
@@ -93,9 +95,11 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       given.log.info('paused: no changes made');
       return undefined;
     }
-    // Nothing another owner holds is used or written (ownership-guard.ts).
+    // Nothing another owner holds is used or written (ownership-guard.ts), and the Pods are built
+    // from the spec with only the Secrets that let this cluster use them (secret-consent.ts).
     const { ctx, foreign } = guardOwnership(given, declared);
-    const cluster = declared;
+    const consent = await reconcileSecretConsent(declared, ctx);
+    const cluster = consent.cluster;
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
@@ -183,7 +187,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
             imageMajor: upgrade.imageMajor,
             bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
             ...(first && clone.source
-              ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
+              ? {
+                  restoreId: clone.source.id,
+                  sourceConfiguration: consentedProjections(clone.configuration ?? [], consent.allowed),
+                }
               : {}),
           }),
           cluster,
@@ -217,7 +224,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       status.majorUpgrade = upgrade.status ?? cluster.status?.majorUpgrade;
     if (upgrade.systemIdentifier) status.systemIdentifier = upgrade.systemIdentifier;
     // Until the upgrade's downtime is over, the instances' Pods are the upgrade's, not the rollout's.
-    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase))
+    // A refused Secret holds the rollout: replacing running Pods would take away what they mount.
+    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase) && consent.refused.length === 0)
       await rollout(cluster, ctx, status, instancePods, plan.keep);
     // Mid-handover no instance serves as primary, and a status written then has none: compare
     // with the last one ever seen, or a switchover or failover would pass unrecorded.
@@ -237,6 +245,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     await reportForeignObjects(cluster, ctx, status, foreign);
+    await reportSecretConsent(cluster, ctx, status, consent.refused);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);

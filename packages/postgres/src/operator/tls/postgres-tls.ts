@@ -20,6 +20,7 @@ import {
 } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
+import { readConsentedSecret } from '../secret-consent-actions.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -102,10 +103,10 @@ async function reconcileTlsSecret(
   const userReplicationName = cluster.spec.tls?.replicationSecret;
   // The user's Secrets carry no cluster label, so the filtered cache never holds them: read them live.
   const userSecret = userSecretName
-    ? { name: userSecretName, data: await readUserSecret(ctx, userSecretName, namespace) }
+    ? { name: userSecretName, data: await readUserSecret(ctx, cluster, userSecretName) }
     : undefined;
   const userReplicationSecret = userReplicationName
-    ? { name: userReplicationName, data: await readUserSecret(ctx, userReplicationName, namespace) }
+    ? { name: userReplicationName, data: await readUserSecret(ctx, cluster, userReplicationName) }
     : undefined;
   const plan = (data: Record<string, string>) =>
     planPostgresTls({
@@ -164,7 +165,8 @@ async function reconcileTlsSecret(
   return done(outcome(todo, next), next);
 }
 
-async function readUserSecret(ctx: Context, name: string, namespace: string) {
-  const secret = await liveSecret(ctx, name, namespace);
+/** A Secret that does not let the cluster use it counts as absent (issue 37, finding 11). */
+async function readUserSecret(ctx: Context, cluster: PostgresCluster, name: string) {
+  const secret = await readConsentedSecret(ctx, cluster, name);
   return secret ? decodeSecretData(secret.data) : undefined;
 }
