@@ -148,14 +148,14 @@ const tls = z
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
+        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-postgres-ca), renewed 30 days before it expires. The Secret must allow the cluster: annotation postgres.kanri.dev/allowed-clusters listing it.",
       ),
     replicationSecret: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's. Default: one from the cluster's CA.",
+        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's. Default: one from the cluster's CA. The Secret must allow the cluster: annotation postgres.kanri.dev/allowed-clusters listing it.",
       ),
     required: z
       .boolean()
