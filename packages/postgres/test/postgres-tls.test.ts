@@ -292,7 +292,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     const corpCa = await createCertificateAuthority({ commonName: 'corp-ca' });
     const corp = await createServingCertificate({ dnsNames: postgresServerDnsNames(CLUSTER, 'default'), ca: corpCa });
     await env.client.resource('v1', 'Secret').create({
-      metadata: { name: 'corp-tls', namespace: 'default' },
+      metadata: { name: 'corp-tls', namespace: 'default', annotations: { [ANNOTATION.allowedClusters]: CLUSTER } },
       type: 'kubernetes.io/tls',
       stringData: { 'ca.crt': corpCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem },
     });
@@ -397,7 +397,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
       ca: replicationCa,
     });
     await env.client.resource('v1', 'Secret').create({
-      metadata: { name: 'corp-repl', namespace: 'default' },
+      metadata: { name: 'corp-repl', namespace: 'default', annotations: { [ANNOTATION.allowedClusters]: CLUSTER } },
       type: 'kubernetes.io/tls',
       stringData: { 'ca.crt': replicationCa.caCertPem, 'tls.crt': mine.certPem, 'tls.key': mine.keyPem },
     });

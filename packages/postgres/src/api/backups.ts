@@ -91,7 +91,7 @@ export const pgbackrestConfiguration = () =>
     .array(configurationItem)
     .max(16)
     .describe(
-      'pgBackRest configuration files, mounted into /etc/pgbackrest/conf.d beside the configuration the operator generates, e.g. a Secret with repository credentials (repo1-s3-key, repo1-s3-key-secret in a [global] section of a .conf file).',
+      'pgBackRest configuration files, mounted into /etc/pgbackrest/conf.d beside the configuration the operator generates, e.g. a Secret with repository credentials (repo1-s3-key, repo1-s3-key-secret in a [global] section of a .conf file). Each Secret must allow the cluster (annotation postgres.kanri.dev/allowed-clusters listing it, or *); others are not mounted.',
     );
 
 /** The `global` section of the generated pgBackRest configuration. */

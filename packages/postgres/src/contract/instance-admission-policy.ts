@@ -145,3 +145,11 @@ export function instanceAdmissionPolicies(): Record<string, unknown>[] {
   });
   return [pods, binding(INSTANCE_POLICY.pods), leases, binding(INSTANCE_POLICY.leases)];
 }
+
+/** The parts every instance policy is made of, for the policies kept in their own files (instance-backup-policy.ts). */
+export {
+  binding as instancePolicyBinding,
+  forbidden as forbiddenValidations,
+  identityVariables as instanceIdentityVariables,
+  policy as instancePolicy,
+};

@@ -70,7 +70,8 @@ export function explainInstanceRoleRules(cluster: string, userNames: readonly st
       apiGroups: [GROUP],
       resources: [`${BACKUP_PLURAL}/status`],
       verbs: ['patch'],
-      reason: 'records each backup run in its status',
+      reason:
+        "records each backup run in its status; admission narrows it to its own cluster's backups (contract/instance-backup-policy.ts), which RBAC cannot say by label",
     },
     {
       apiGroups: ['events.k8s.io'],

@@ -192,12 +192,12 @@ describe('securityMaterialCondition', () => {
     });
     const after = cleared.conditions?.find((c) => c.type === 'SecurityMaterialMissing');
     assert.deepEqual([after?.status, after?.reason], ['False', 'Present']);
-    assert.equal(after?.message, 'db-postgres-tls, db-ca and db-config exist');
+    assert.equal(after?.message, 'db-postgres-tls, db-postgres-ca and db-config exist');
   });
 
   it('tells clients to take the new CA when the CA was re-created', () => {
     assert.match(
-      securityMaterialCondition('db', ['db-ca', 'db-postgres-tls']).message ?? '',
+      securityMaterialCondition('db', ['db-postgres-ca', 'db-postgres-tls']).message ?? '',
       /new ca\.crt of ConfigMap db-postgres-ca/,
     );
     assert.doesNotMatch(securityMaterialCondition('db', ['db-postgres-tls']).message ?? '', /new CA/);

@@ -3,7 +3,14 @@ import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
-import { API_VERSION, instanceAdmissionPolicies, KIND, LABEL, rulesToGrantInstanceRoles } from '../contract/index.js';
+import {
+  API_VERSION,
+  instanceAdmissionPolicies,
+  instanceBackupStatusPolicies,
+  KIND,
+  LABEL,
+  rulesToGrantInstanceRoles,
+} from '../contract/index.js';
 import { memberLabelPolicies } from './admission/member-label-policy.js';
 import { operatorPodRules } from './admission/operator-pod-rules.js';
 import { postgresController } from './postgres-controller.js';
@@ -44,9 +51,14 @@ export const postgresOperator = defineOperator({
     validations: operatorPodRules,
   },
   // What RBAC cannot narrow: each instance writes only its own Pod's role and report, another Pod
-  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1); only the
-  // operator puts a cluster's membership labels on a Pod or volume (issue 37).
-  admissionPolicies: (install) => [...instanceAdmissionPolicies(), ...memberLabelPolicies(install.username)],
+  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1); only its
+  // own cluster's PostgresBackup status (issue 37, finding 7); only the operator puts a cluster's
+  // membership labels on a Pod or volume (issue 37).
+  admissionPolicies: (install) => [
+    ...instanceAdmissionPolicies(),
+    ...instanceBackupStatusPolicies(),
+    ...memberLabelPolicies(install.username),
+  ],
 });
 
 export default postgresOperator;

@@ -28,12 +28,15 @@ import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing, isMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
+import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
 import { instancePodPredicate } from './pod-predicate.js';
 import { primaryUsersReport, userSecretsToDelete } from './removed-users.js';
 import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
+import { consentedProjections } from './secret-consent.js';
+import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
@@ -88,14 +91,19 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   .owns('networking.k8s.io/v1', 'NetworkPolicy')
   // A backup's phase changes status.pgbackrest (and a finished one lets the next run).
   .owns(API_VERSION, BACKUP_KIND)
-  .reconcile(async (cluster, ctx) => {
-    if (cluster.spec.paused) {
-      ctx.log.info('paused: no changes made');
+  .reconcile(async (declared, given) => {
+    if (declared.spec.paused) {
+      given.log.info('paused: no changes made');
       return undefined;
     }
     // Without its admission policies in force, nothing of a cluster is made (admission/policy-gate.ts).
-    const policyProblem = await admissionPolicyProblem(ctx.client, ctx.signal);
-    if (policyProblem) return refuseWithoutPolicies(cluster, ctx, policyProblem);
+    const policyProblem = await admissionPolicyProblem(given.client, given.signal);
+    if (policyProblem) return refuseWithoutPolicies(declared, given, policyProblem);
+    // Nothing another owner holds is used or written (ownership-guard.ts), and the Pods are built
+    // from the spec with only the Secrets that let this cluster use them (secret-consent.ts).
+    const { ctx, foreign } = guardOwnership(given, declared);
+    const consent = await reconcileSecretConsent(declared, ctx);
+    const cluster = consent.cluster;
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
@@ -196,7 +204,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
             imageMajor: upgrade.imageMajor,
             bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
             ...(first && clone.source
-              ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
+              ? {
+                  restoreId: clone.source.id,
+                  sourceConfiguration: consentedProjections(clone.configuration ?? [], consent.allowed),
+                }
               : {}),
           }),
           cluster,
@@ -231,7 +242,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       status.majorUpgrade = upgrade.status ?? cluster.status?.majorUpgrade;
     if (upgrade.systemIdentifier) status.systemIdentifier = upgrade.systemIdentifier;
     // Until the upgrade's downtime is over, the instances' Pods are the upgrade's, not the rollout's.
-    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase))
+    // A refused Secret holds the rollout: replacing running Pods would take away what they mount.
+    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase) && consent.refused.length === 0)
       await rollout(cluster, ctx, status, instancePods, plan.keep);
     // Mid-handover no instance serves as primary, and a status written then has none: compare
     // with the last one ever seen, or a switchover or failover would pass unrecorded.
@@ -254,6 +266,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     ) as PostgresClusterStatus['conditions'];
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
+    await reportForeignObjects(cluster, ctx, status, foreign);
+    await reportSecretConsent(cluster, ctx, status, consent.refused);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);

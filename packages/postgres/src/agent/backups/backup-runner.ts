@@ -98,6 +98,15 @@ export class BackupQueue {
     return true;
   }
 
+  /** The backups whose status says Succeeded, as one string that changes when that set does. */
+  succeededKey(): string {
+    return (this.#follow().list() as BackupRecord[])
+      .filter((r) => r.status?.phase === 'Succeeded')
+      .map((r) => r.metadata?.name ?? '')
+      .sort()
+      .join(',');
+  }
+
   /** Never awaited by callers that must not wait for a request in flight (fencing). */
   stop(): Promise<void> {
     return this.#records?.stop() ?? Promise.resolve();

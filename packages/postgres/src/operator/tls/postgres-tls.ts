@@ -21,6 +21,7 @@ import {
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
 import { isMissing } from '../create-if-missing.js';
+import { readConsentedSecret } from '../secret-consent-actions.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -93,9 +94,13 @@ async function reconcileTlsSecret(
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
   const caName = names.postgresCa(clusterName);
-  const caMissing = await isMissing(ctx, 'Secret', caName, namespace);
+  // A CA still under its old name (names.legacyPostgresCa) is moved, not re-created.
+  const caMissing =
+    (await isMissing(ctx, 'Secret', caName, namespace)) &&
+    (await isMissing(ctx, 'Secret', names.legacyPostgresCa(clusterName), namespace));
   const ca = await ensureCertificateAuthority(cluster, ctx, {
     secretName: caName,
+    legacySecretName: names.legacyPostgresCa(clusterName),
     commonName: `${clusterName}-ca`,
     purpose: 'PostgreSQL',
     replacedReason: 'PostgresCAReplaced',
@@ -110,10 +115,10 @@ async function reconcileTlsSecret(
   const userReplicationName = cluster.spec.tls?.replicationSecret;
   // The user's Secrets carry no cluster label, so the filtered cache never holds them: read them live.
   const userSecret = userSecretName
-    ? { name: userSecretName, data: await readUserSecret(ctx, userSecretName, namespace) }
+    ? { name: userSecretName, data: await readUserSecret(ctx, cluster, userSecretName) }
     : undefined;
   const userReplicationSecret = userReplicationName
-    ? { name: userReplicationName, data: await readUserSecret(ctx, userReplicationName, namespace) }
+    ? { name: userReplicationName, data: await readUserSecret(ctx, cluster, userReplicationName) }
     : undefined;
   const plan = (data: Record<string, string>) =>
     planPostgresTls({
@@ -169,7 +174,8 @@ async function reconcileTlsSecret(
   return done(outcome(todo, next), next, live === undefined);
 }
 
-async function readUserSecret(ctx: Context, name: string, namespace: string) {
-  const secret = await liveSecret(ctx, name, namespace);
+/** A Secret that does not let the cluster use it counts as absent (issue 37, finding 11). */
+async function readUserSecret(ctx: Context, cluster: PostgresCluster, name: string) {
+  const secret = await readConsentedSecret(ctx, cluster, name);
   return secret ? decodeSecretData(secret.data) : undefined;
 }
