@@ -2,8 +2,9 @@
 // Runs every compiled test file with Node's own test runner. Node 20 does not expand globs in
 // `node --test`, so the files are listed here. Arguments filter by substring of the path:
 // `npm test -- control-plane` runs only files whose path contains "control-plane".
-// `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane)
-// plus the short integration files: the examples (a real control plane each: testenv, client,
+// `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane;
+// and the benchmarks' pure summaries, `bench/**/*.test.mjs` and `scripts/*.test.mjs`, plain
+// JavaScript like the benchmarks they check, so nothing compiles them) plus the short integration files: the examples (a real control plane each: testenv, client,
 // cache, runtime and api end to end), the README's commands (the `kanri` CLI through npx) and the
 // PostgreSQL operator's end-to-end suite (operator and agents on process nodes, ~1 min). CI runs
 // that on the Node majors other than the oldest, which runs everything.
@@ -26,16 +27,18 @@ const filters = args.filter((a) => a !== '--smoke');
 // shorter bounds in the tests (`within`, `waitFor`, an AbortSignal) and fail fast with a message.
 const FILE_TIMEOUT_MS = 30 * 60_000;
 
-function* testFiles(dir) {
+function* testFiles(dir, suffix = '.test.js') {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* testFiles(path);
-    else if (entry.name.endsWith('.test.js')) yield path;
+    if (entry.isDirectory()) yield* testFiles(path, suffix);
+    else if (entry.name.endsWith(suffix)) yield path;
   }
 }
 
+const isScriptTest = (file) => file.endsWith('.test.mjs');
 const inSmoke = (file) =>
   file.includes(`${sep}dist${sep}src${sep}`) ||
+  isScriptTest(file) ||
   file.startsWith(join(root, 'examples', 'dist') + sep) ||
   file === join(root, 'packages', 'cli', 'dist', 'test', 'readme.test.js') ||
   file === join(root, 'packages', 'postgres', 'dist', 'test', 'cluster.test.js');
@@ -43,14 +46,17 @@ const distDirs = [
   ...readdirSync(join(root, 'packages')).map((pkg) => join(root, 'packages', pkg, 'dist')),
   join(root, 'examples', 'dist'),
 ];
-const files = distDirs
-  .flatMap((dir) => {
+const files = [
+  ...distDirs.flatMap((dir) => {
     try {
       return [...testFiles(dir)];
     } catch {
       return [];
     }
-  })
+  }),
+  ...testFiles(join(root, 'bench'), '.test.mjs'),
+  ...testFiles(join(root, 'scripts'), '.test.mjs'),
+]
   .filter((file) => !smoke || inSmoke(file))
   .filter((file) => filters.length === 0 || filters.some((f) => relative(root, file).includes(f)))
   .sort();
