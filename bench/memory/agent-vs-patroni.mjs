@@ -39,17 +39,25 @@ const SECONDS = Number(process.env.BENCH_HA_SECONDS ?? 30);
 /**
  * One sample of one member: its processes now (`member()` gives `{ root, postmaster, rootRole,
  * childRole }`), each with its role and memory. A process that exits between the listing and the
- * reading is left out; the member's first process and its postmaster must be there.
+ * reading is left out. The member's first process must be there; its postmaster may be between a
+ * stop and a start (an HA process restarts postgres now and then): the sample waits up to 5 s for
+ * it and says so, and fails only if there is still none.
  */
-function sampleMember(member) {
-  const { root, postmaster } = member;
-  const table = [...processTree(root), ...(postmaster ? processTree(postmaster) : [])];
-  if (!table.some((p) => p.pid === root)) throw new Error(`process ${root} is gone`);
-  if (!postmaster || !table.some((p) => p.pid === postmaster)) throw new Error(`${root}'s postmaster is gone`);
-  return classifyProcesses(table, member).flatMap(({ pid, role }) => {
-    const m = memoryOf(pid);
-    return m ? [{ pid, role, rss: m.rss, pss: m.pss, private: m.private }] : [];
-  });
+async function sampleMember(member) {
+  for (let waited = 0; ; waited += 250) {
+    const { root, postmaster, ...roles } = member();
+    const table = [...processTree(root), ...(postmaster ? processTree(postmaster) : [])];
+    if (!table.some((p) => p.pid === root)) throw new Error(`process ${root} is gone`);
+    if (postmaster && table.some((p) => p.pid === postmaster)) {
+      if (waited) log(`${root}: no postmaster for ${waited} ms (restarted), then ${postmaster}`);
+      return classifyProcesses(table, { root, postmaster, ...roles }).flatMap(({ pid, role }) => {
+        const m = memoryOf(pid);
+        return m ? [{ pid, role, rss: m.rss, pss: m.pss, private: m.private }] : [];
+      });
+    }
+    if (waited >= 5_000) throw new Error(`${root} runs no postmaster (postmaster.pid: ${postmaster ?? 'none'})`);
+    await sleep(250);
+  }
 }
 
 /** Samples every member every second for `seconds`; per member its summary (pod-memory.mjs). */
@@ -57,9 +65,7 @@ async function sample(members, seconds = SECONDS) {
   const samples = members.map(() => []);
   for (let s = 0; s < seconds; s++) {
     await sleep(1_000);
-    members.forEach((member, i) => {
-      samples[i].push(sampleTotals(sampleMember(member())));
-    });
+    for (const [i, member] of members.entries()) samples[i].push(sampleTotals(await sampleMember(member)));
   }
   return samples.map((memberSamples) => summarizeMember(memberSamples));
 }
