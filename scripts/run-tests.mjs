@@ -4,8 +4,9 @@
 // `npm test -- control-plane` runs only files whose path contains "control-plane".
 // `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane;
 // and the benchmarks' pure summaries, `bench/**/*.test.mjs` and `scripts/*.test.mjs`, plain
-// JavaScript like the benchmarks they check, so nothing compiles them) plus the short integration files: the examples (a real control plane each: testenv, client,
-// cache, runtime and api end to end), the README's commands (the `kanri` CLI through npx) and the
+// JavaScript like the benchmarks they check, so nothing compiles them) plus the short integration
+// files: the examples (a real control plane each: testenv, client, cache, runtime and api end to
+// end), the README's commands (the `kanri` CLI through npx) and its benchmark citations, and the
 // PostgreSQL operator's end-to-end suite (operator and agents on process nodes, ~1 min). CI runs
 // that on the Node majors other than the oldest, which runs everything.
 import { spawn, spawnSync } from 'node:child_process';
@@ -42,6 +43,7 @@ const inSmoke = (file) =>
   isScriptTest(file) ||
   file.startsWith(join(root, 'examples', 'dist') + sep) ||
   file === join(root, 'packages', 'cli', 'dist', 'test', 'readme.test.js') ||
+  file === join(root, 'packages', 'cli', 'dist', 'test', 'readme-figures.test.js') ||
   file === join(root, 'packages', 'postgres', 'dist', 'test', 'cluster.test.js');
 const distDirs = [
   ...readdirSync(join(root, 'packages')).map((pkg) => join(root, 'packages', pkg, 'dist')),
