@@ -129,7 +129,7 @@ const runs = [
 // The real-node images are built before the timed files rather than by real-nodes.test.js beside
 // failover-rto (see packages/postgres/test/support/build-real-node-images.ts). Real nodes need root.
 // Bounded: a build that hangs (a registry, a lock) must not hold the run until CI's own limit. Warm,
-// the build takes seconds; cold on 2 cores, about 3 minutes (README, "Figures").
+// the build takes seconds; cold on 2 cores, 202 s with the node tools (README, "Figures").
 const IMAGE_BUILD_TIMEOUT_MS = 15 * 60_000;
 const realNodeFiles = ['real-nodes', 'failover-reclone-real'].map((name) =>
   join(root, 'packages', 'postgres', 'dist', 'test', `${name}.test.js`),
