@@ -97,7 +97,7 @@ const TIMED = [
 // more than two at a time.
 const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.min(6, availableParallelism() * 3);
 
-// Longest first, by each file's time in earlier runs on this machine (scripts/test-durations-reporter.mjs):
+// Longest first, by each file's time in earlier runs on this machine (scripts/test-run-reporter.mjs):
 // a long file started last would run alone at the end. Unknown files count as long, then by name.
 // One file per Node major: CI's smoke sets run the same files on 22 and 24, one at a time beside
 // the suite, and their times would otherwise replace the suite's own.
@@ -169,7 +169,7 @@ if (files.some((f) => realNodeFiles.includes(f)) && process.getuid?.() === 0) {
   );
 }
 
-// Every skipped test, with its reason: the skip reporter writes them here, and the end of the run
+// Every skipped test, with its reason: the run's reporter (test-run-reporter.mjs) writes them here, and the end of the run
 // prints and counts them (scripts/test-skips.mjs).
 const skipsDir = mkdtempSync(join(tmpdir(), 'kanri-test-skips-'));
 const skipsFile = join(skipsDir, 'skips.jsonl');
@@ -206,9 +206,7 @@ for (const run of runs) {
       `--test-timeout=${FILE_TIMEOUT_MS}`,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts', 'test-durations-reporter.mjs')}`,
-      '--test-reporter-destination=stderr',
-      `--test-reporter=${join(root, 'scripts', 'test-skips-reporter.mjs')}`,
+      `--test-reporter=${join(root, 'scripts', 'test-run-reporter.mjs')}`,
       '--test-reporter-destination=stderr',
       ...longestFirst(run.files),
     ],

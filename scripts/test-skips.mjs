@@ -1,5 +1,5 @@
-// What the test run skipped, pure: every skipped test with its reason (the skip reporter records
-// them, scripts/test-skips-reporter.mjs), counted for the run's summary, and which of them fail the
+// What the test run skipped, pure: every skipped test with its reason (the run's reporter records
+// them, scripts/test-run-reporter.mjs), counted for the run's summary, and which of them fail the
 // run. A machine that runs as root and has the real nodes' tools installed (the bootstrap's
 // `kanri testenv install` fetches them) is one where the real-node tests must run: a skip there,
 // whatever its reason, means real nodes went untested where they could have been, and fails.
