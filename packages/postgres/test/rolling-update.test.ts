@@ -160,11 +160,11 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
       outages.every((o) => Number.isFinite(o.from)),
       `every old Pod was seen going: ${JSON.stringify(outages)}`,
     );
-    assert.deepEqual(
-      overlappingOutages(outages),
-      [],
-      `one instance at a time: ${outages.map((o) => `${o.pod} out ${at(o.from)}–${o.to === undefined ? 'never ready' : at(o.to)}`).join(', ')}`,
-    );
+    const windows = outages
+      .map((o) => `${o.pod} out ${at(o.from)}–${o.to === undefined ? 'never ready' : at(o.to)}`)
+      .join(', ');
+    console.log(`# one at a time: ${windows}`);
+    assert.deepEqual(overlappingOutages(outages), [], `one instance at a time: ${windows}`);
     assert.notEqual(newPrimary, oldPrimary);
     const transitions = (await leaseTransitions(env.client, CLUSTER)) - transitionsBefore;
     const changes = (await clusterEvents(env.client, CLUSTER)).filter((e) => e.reason === 'PrimaryChanged');
