@@ -14,7 +14,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { archiveLags, percentile, sampleArchiver } from '../bench/backup/archive-lag.mjs';
+import {
+  archiveLagGoal,
+  archiveLags,
+  percentile,
+  sampleArchiver,
+  walSegmentBytes,
+} from '../bench/backup/archive-lag.mjs';
 import { killCommands, pgbackrest, pgbench } from '../bench/backup/commands.mjs';
 import {
   agentContainer,
@@ -174,9 +180,12 @@ try {
   }
 
   // 5. Archive lag under a steady write load.
-  log(`archive lag: pgbench -c 4 -j 2 -N for ${lagSeconds} s, sampling pg_stat_archiver every second`);
+  const segmentBytes = await walSegmentBytes(db);
+  log(
+    `archive lag: pgbench -c 4 -j 2 -N for ${lagSeconds} s, sampling pg_stat_archiver every second (WAL segments of ${segmentBytes / 2 ** 20} MiB)`,
+  );
   await archiveCaughtUp(db);
-  const sampler = sampleArchiver(db);
+  const sampler = sampleArchiver(db, { segmentBytes });
   const failedBefore = Number((await db.query('SELECT failed_count AS f FROM pg_stat_archiver')).rows[0].f);
   const loadFrom = Date.now();
   const lagLoad = await pgbench(target, ['-c', '4', '-j', '2', '-T', String(lagSeconds), '-N', '-n']);
@@ -193,6 +202,7 @@ try {
   const archiveLag = {
     loadSeconds: lagSeconds,
     loadTps: lagLoad.tps,
+    walSegmentBytes: segmentBytes,
     segments: lagMs.length,
     unarchived: unarchived.length,
     samples: samples.length,
@@ -256,11 +266,7 @@ try {
       summary.tps.pairFractionMedian,
       summary.tps.pairFractionMedian >= 0.7,
     ),
-    archiveLagP99: goal(
-      `p99 archive lag ≤ archive_timeout + 5 s = ${(archiveTimeoutS + 5) * 1000} ms`,
-      archiveLag.p99Ms,
-      archiveLag.p99Ms <= (archiveTimeoutS + 5) * 1000,
-    ),
+    archiveLagP99: archiveLagGoal(archiveLag.p99Ms),
   };
   const json = {
     benchmark: 'backup',

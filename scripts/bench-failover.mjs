@@ -18,16 +18,18 @@ import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
 import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
-import { killOffsets, runTrial, summarizeTrials } from '../bench/failover/trial.mjs';
+import { compareSystems, summarizeTrials, systemStatus } from '../bench/failover/summary.mjs';
+import { killOffsets, runTrial } from '../bench/failover/trial.mjs';
+import { describeWalSegments, patroniWalSegmentMiB, walSegmentBytesAt } from '../bench/failover/wal-segments.mjs';
 import { createProbeTable } from '../bench/failover/writable-probe.mjs';
 import { createTable } from '../bench/failover/writer.mjs';
-import { benchEnvironment, ensureVenv, exitOnSignals, pairedDifferences, ratio, rng } from './bench-lib.mjs';
+import { benchEnvironment, ensureVenv, exitOnSignals, rng } from './bench-lib.mjs';
 
 const WEIGHTS = ['normal', 'low', 'alternate'];
 const { values, trials, seed, systems } = parseSideBySide({
   defaultTrials: '10',
   usage:
-    'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1] [--control-weight normal|low|alternate]',
+    'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1] [--wal-segments equal|default] [--control-weight normal|low|alternate]',
   extra: { 'control-weight': { type: 'string', default: 'normal' } },
   valid: (v) => WEIGHTS.includes(v['control-weight']),
 });
@@ -49,7 +51,8 @@ const log = (line) => console.error(`[bench:failover] ${line}`);
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 
 const starters = {
-  patroni: () => startPatroniSystem({ sync: values.sync, log }),
+  patroni: () =>
+    startPatroniSystem({ sync: values.sync, log, walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']) }),
   kanri: () => startKanriSystem({ sync: values.sync, log }),
 };
 
@@ -73,9 +76,13 @@ exitOnSignals(log, cleanUp, () => {
   stopping = true;
 });
 
+let venv;
 try {
-  const venv = await ensureVenv('failover-client', 'bench/failover/requirements.txt', { log });
-  // 1. Every system up at once, each with its tables and its own client.
+  venv = await ensureVenv('failover-client', 'bench/failover/requirements.txt', { log });
+  // 1. Every system up at once, each with its tables and its own client. One that does not start
+  // fails the run, which still reports what it has.
+  let broken;
+  const walSegmentBytes = {};
   for (const name of systems) {
     const started = performance.now();
     log(`${name}: starting a 3-member cluster${values.sync ? ' (synchronous)' : ''}`);
@@ -87,17 +94,27 @@ try {
       out.settings = system.settings;
       out.startMs = Math.round(performance.now() - started);
       const primary = await system.primary();
+      walSegmentBytes[name] = await walSegmentBytesAt(primary.address, system.credentials);
       await createTable(primary.address, system.credentials);
       await createProbeTable(primary.address, system.credentials);
       running.get(name).writer = new LibpqWriter(venv.python, system.credentials);
     } catch (error) {
-      out.error = error.message;
-      throw new Error(`${name} did not start: ${error.message}`);
+      out.error = `did not start: ${error.message}`;
+      log(`${name} did not start: ${error.message}; no trial runs`);
+      broken = name;
+      break;
     }
   }
 
+  // Same settings or not, the output says which: a run whose sizes are not what it says fails.
+  const walSegments = describeWalSegments(values['wal-segments'], walSegmentBytes);
+  log(walSegments.note);
+  if (walSegments.problem && !broken) {
+    log(walSegments.problem);
+    broken = 'settings';
+  }
+
   // 2. The trials, alternating: P K, K P, … (ABBA), each pair with the same kill offset.
-  let broken;
   for (let trial = 1; trial <= trials && !stopping && !broken; trial++) {
     const order = trial % 2 ? systems : [...systems].reverse();
     const weight = weightOf(trial);
@@ -119,7 +136,7 @@ try {
   }
   if (stopping) process.exit(130);
 
-  // 3. Report.
+  // 3. Report: every figure from successful trials; a failed trial counts against its system.
   const report = {};
   for (const [name, { out, writer }] of running) {
     Object.assign(out, summarizeTrials(out.results));
@@ -129,21 +146,21 @@ try {
       );
     }
     out.writeFailures = writer?.failures ?? null;
-    out.status = out.okTrials === trials ? 'ok' : 'failed';
+    out.status = systemStatus(out, trials);
     out.error ??= out.results.find((r) => !r.ok)?.error ?? (out.okTrials < trials ? 'not every trial ran' : null);
     report[name] = out;
   }
   console.log('');
   console.log(
     `Failover: power loss of the primary's member, ${trials} trials each, alternating, ` +
-      `${values.sync ? 'synchronous' : 'asynchronous'} replication; one libpq client for both`,
+      `${values.sync ? 'synchronous' : 'asynchronous'} replication; one libpq client for both; ${walSegments.note}`,
   );
   console.log(
     'system    status  trials  writable median (min–max)   client RTO median (min–max)  client search  lock taken  acked   lost',
   );
   for (const [name, r] of Object.entries(report)) {
     console.log(
-      `${name.padEnd(9)} ${r.status.padEnd(7)} ${`${r.okTrials ?? 0}/${trials}`.padEnd(7)} ` +
+      `${name.padEnd(9)} ${r.status.padEnd(7)} ${`${r.okTrials}/${trials}`.padEnd(7)} ` +
         `${`${secs(r.writableMsMedian)} s (${secs(r.writableMsMin)}–${secs(r.writableMsMax)})`.padEnd(27)} ` +
         `${`${secs(r.rtoMsMedian)} s (${secs(r.rtoMsMin)}–${secs(r.rtoMsMax)})`.padEnd(28)} ` +
         `${`${secs(r.clientSearchMsMedian)} s`.padStart(13)}  ${`${secs(r.takeoverMsMedian)} s`.padStart(10)}  ` +
@@ -152,37 +169,29 @@ try {
     if (r.error) console.log(`          error: ${r.error.split('\n')[0]}`);
   }
   // Paired by trial: the same kill offset, run back to back on the same machine.
-  const pairs = (key) =>
-    Array.from({ length: trials }, (_, i) => {
-      const of = (name) => report[name]?.results.find((r) => r.trial === i + 1 && r.ok)?.[key];
-      return [of('kanri'), of('patroni')];
-    });
-  const paired =
-    report.kanri && report.patroni
-      ? {
-          writableMs: pairedDifferences(pairs('writableMs')),
-          rtoMs: pairedDifferences(pairs('rtoMs')),
-          clientSearchMs: pairedDifferences(pairs('clientSearchMs')),
-        }
-      : null;
-  const ratios = {
-    writableKanriOverPatroni: ratio(report.kanri?.writableMsMedian, report.patroni?.writableMsMedian),
-    rtoKanriOverPatroni: ratio(report.kanri?.rtoMsMedian, report.patroni?.rtoMsMedian),
-  };
+  const { paired, ratios, why } = compareSystems(report, trials);
   if (paired) {
-    console.log('\nkanri − patroni, paired by trial (median; kanri lower/higher; two-sided sign test):');
+    console.log(
+      '\nkanri − patroni, paired by trial (median of both-successful pairs; kanri lower/higher, a failed trial counting against its system; two-sided sign test):',
+    );
     for (const [key, d] of Object.entries(paired)) {
+      const failures =
+        d.firstFailed || d.secondFailed ? `, failed: kanri ${d.firstFailed}, patroni ${d.secondFailed}` : '';
       console.log(
-        `  ${key.padEnd(15)} ${`${d.medianMs} ms`.padStart(10)}   ${d.firstLower}/${d.firstHigher} (${d.ties} ties)   p = ${d.signTestP}`,
+        `  ${key.padEnd(15)} ${`${d.medianMs ?? '-'} ms`.padStart(10)}   ${d.firstLower}/${d.firstHigher} (${d.ties} ties${failures})   p = ${d.signTestP ?? '-'}`,
       );
     }
+  }
+  if (ratios) {
+    // Printed whatever the run's status: a failed run still says how its successful trials compare.
     console.log(
-      `ratios of medians kanri / patroni: writable ${ratios.writableKanriOverPatroni}×, client RTO ${ratios.rtoKanriOverPatroni}× (goal ≤ 1)`,
+      `ratios of medians kanri / patroni (successful trials only): writable ${ratios.writableKanriOverPatroni ?? '-'}×, client RTO ${ratios.rtoKanriOverPatroni ?? '-'}× (goal ≤ 1)${why ? `; ${why}` : ''}`,
     );
   }
   const json = {
     benchmark: 'failover',
-    status: Object.values(report).every((r) => r.status === 'ok') ? 'ok' : 'failed',
+    status: systems.every((name) => report[name]?.status === 'ok') && !walSegments.problem ? 'ok' : 'failed',
+    walSegments,
     mode: values.sync ? 'sync' : 'async',
     trials,
     seed,
@@ -191,9 +200,10 @@ try {
     client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
     controlWeight,
     ratios,
+    ratiosNote: why,
     pairedKanriMinusPatroni: paired,
     patroniVersion: systems.includes('patroni') ? patroniVersion() : null,
-    environment: environment.finish({ python: venv.python }),
+    environment: environment.finish({ python: venv?.python }),
   };
   for (const [name, r] of Object.entries(report)) {
     const { results, ...summary } = r;

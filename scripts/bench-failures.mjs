@@ -15,6 +15,7 @@ import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mj
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { createBrainTable, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
 import { killOffsets } from '../bench/failover/trial.mjs';
+import { describeWalSegments, patroniWalSegmentMiB, walSegmentBytesAt } from '../bench/failover/wal-segments.mjs';
 import { createProbeTable } from '../bench/failover/writable-probe.mjs';
 import { createTable } from '../bench/failover/writer.mjs';
 import { runFailureTrial } from '../bench/failures/failure-trial.mjs';
@@ -22,7 +23,7 @@ import { kanriFaults } from '../bench/failures/kanri-faults.mjs';
 import { FAILURE_KINDS } from '../bench/failures/kinds.mjs';
 import { patroniFaults } from '../bench/failures/patroni-faults.mjs';
 import { mountSmallDisk } from '../bench/failures/small-disk.mjs';
-import { formatTable, summarizeRow } from '../bench/failures/summary.mjs';
+import { expectsFailover, formatTable, runStatus, summarizeRow } from '../bench/failures/summary.mjs';
 import { benchEnvironment, ensureVenv, exitOnSignals, rng } from './bench-lib.mjs';
 
 const allRows = FAILURE_KINDS.map((k) => k.row);
@@ -40,7 +41,7 @@ const { values, trials, seed, systems } = parseSideBySide({
     rows: { type: 'string', default: process.env.BENCH_ROWS ?? allRows.join(',') },
     'patroni-failsafe': { type: 'boolean', default: false },
   },
-  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri] [--seed 1] [--patroni-failsafe]`,
+  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri] [--seed 1] [--wal-segments equal|default] [--patroni-failsafe]`,
   valid: (v) => v.rows.split(',').every((r) => allRows.includes(Number(r))),
 });
 const rows = values.rows.split(',').map(Number);
@@ -62,6 +63,7 @@ const starters = {
       dcsProxy: true,
       memberDisk,
       failsafeMode: values['patroni-failsafe'],
+      walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']),
     });
     return Object.assign(system, { faults: patroniFaults(system) });
   },
@@ -79,6 +81,8 @@ const starters = {
 
 /** name → { system, writer, watcher, rebuilt } */
 const running = new Map();
+/** name → the WAL segment size its primary reports (wal-segments.mjs). */
+const walSegmentBytes = {};
 let venv;
 
 async function stopOne(name) {
@@ -97,6 +101,7 @@ async function startOne(name) {
   entry.system = await starters[name]();
   const { system } = entry;
   const primary = await system.primary();
+  walSegmentBytes[name] = await walSegmentBytesAt(primary.address, system.credentials);
   await createTable(primary.address, system.credentials);
   await createProbeTable(primary.address, system.credentials);
   await createBrainTable(primary.address, system.credentials);
@@ -120,6 +125,10 @@ exitOnSignals(log, cleanUp, () => {
 try {
   venv = await ensureVenv('failover-client', 'bench/failover/requirements.txt', { log });
   for (const name of systems) await startOne(name);
+  // Same settings or not, the output says which; a run whose sizes are not what it says stops here.
+  const walSegments = describeWalSegments(values['wal-segments'], walSegmentBytes);
+  log(walSegments.note);
+  if (walSegments.problem) throw new Error(walSegments.problem);
   const report = [];
   for (const rowNumber of rows) {
     if (NOT_MEASURED[rowNumber]) {
@@ -164,7 +173,10 @@ try {
       }
     }
     const entry = { row: kind.row, key: kind.key, title: kind.title, failover: kind.failover };
-    for (const name of systems) entry[name] = { ...summarizeRow(results[name]), trialResults: results[name] };
+    for (const name of systems) {
+      const failoverExpected = expectsFailover(kind, running.get(name).system.settings);
+      entry[name] = summarizeRow(results[name], { failoverExpected });
+    }
     report.push(entry);
   }
   if (stopping) process.exit(130);
@@ -172,15 +184,19 @@ try {
   console.log('');
   console.log(
     `Failure matrix: ${trials} trials per row and system, alternating, ` +
-      `${values.sync ? 'synchronous' : 'asynchronous'} replication; one libpq client for both. ` +
+      `${values.sync ? 'synchronous' : 'asynchronous'} replication; one libpq client for both; ${walSegments.note}. ` +
       'Seconds from the injection; "new primary": the first write another member acknowledged; ' +
       '"longest gap": the longest time without an acknowledged write (rows where no failover is expected).',
   );
   console.log(formatTable(report, systems));
-  const status = report.every((r) => r.notMeasured || systems.every((s) => r[s].okTrials === trials)) ? 'ok' : 'failed';
+  // A failover row's trial without a failover, a trial that failed, or a blind watcher fails the run.
+  const { status, reasons } = runStatus(report, systems, trials);
+  console.log(`status: ${status}${reasons.length ? ` (${reasons.join('; ')})` : ''}`);
   const json = {
     benchmark: 'failures',
     status,
+    statusReasons: reasons,
+    walSegments,
     mode: values.sync ? 'sync' : 'async',
     trials,
     seed,

@@ -1,6 +1,6 @@
 // Helpers shared by the benchmark drivers (bench-*.mjs) and the fault scripts: statistics (with
-// the sign test for paired trials), number formatting, a seeded RNG, an undici request that rides
-// out API-server overload, the environment every benchmark's JSON records, and the installers of
+// the sign test for paired trials; pure, in bench-stats.mjs, re-exported here), number
+// formatting, a seeded RNG, an undici request that rides out API-server overload, the environment every benchmark's JSON records, and the installers of
 // contenders that are not npm packages (a Debian package, a Python virtual environment).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,13 +16,8 @@ import { Backoff } from '../packages/timing/dist/src/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
-export const ratio = (a, b) => (a == null || b == null || b === 0 ? null : Math.round((a / b) * 1000) / 1000);
-export const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
+export { FAILED, median, pairedDifferences, ratio, round1, signTest } from './bench-stats.mjs';
+
 /** mulberry32: small, seedable, good enough for reproducible fault plans and kill times. */
 export function rng(seed) {
   let a = seed >>> 0;
@@ -100,38 +95,6 @@ export function exitOnSignals(log, cleanUp, onStop) {
       cleanUp().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
     });
   }
-}
-
-/** Two-sided exact sign test: the probability of a split at least this uneven if either sign were as likely. Ties are dropped. */
-export function signTest(diffs) {
-  const signs = diffs.filter((d) => d != null && d !== 0);
-  const n = signs.length;
-  if (n === 0) return 1;
-  const k = Math.min(signs.filter((d) => d > 0).length, signs.filter((d) => d < 0).length);
-  // P(X <= k) for X ~ Binomial(n, 1/2), summed term by term (C(n, i+1) = C(n, i) (n - i) / (i + 1)).
-  let term = 0.5 ** n;
-  let tail = 0;
-  for (let i = 0; i <= k; i++) {
-    tail += term;
-    term = (term * (n - i)) / (i + 1);
-  }
-  return Math.min(1, 2 * tail);
-}
-
-/** Paired differences `a - b` (trials where both have a figure): median, range, signs and the sign test. */
-export function pairedDifferences(pairs) {
-  const diffs = pairs.filter(([a, b]) => a != null && b != null).map(([a, b]) => round1(a - b));
-  return {
-    pairs: diffs.length,
-    medianMs: diffs.length ? round1(median(diffs)) : null,
-    minMs: diffs.length ? Math.min(...diffs) : null,
-    maxMs: diffs.length ? Math.max(...diffs) : null,
-    firstLower: diffs.filter((d) => d < 0).length,
-    firstHigher: diffs.filter((d) => d > 0).length,
-    ties: diffs.filter((d) => d === 0).length,
-    signTestP: diffs.length ? Math.round(signTest(diffs) * 10_000) / 10_000 : null,
-    diffsMs: diffs,
-  };
 }
 
 const loadAverage = () => loadavg().map((l) => Math.round(l * 100) / 100);

@@ -2,16 +2,19 @@
 // Runs every compiled test file with Node's own test runner. Node 20 does not expand globs in
 // `node --test`, so the files are listed here. Arguments filter by substring of the path:
 // `npm test -- control-plane` runs only files whose path contains "control-plane".
-// `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane)
-// plus the short integration files: the examples (a real control plane each: testenv, client,
-// cache, runtime and api end to end), the README's commands (the `kanri` CLI through npx) and the
+// `--smoke` selects the unit tests (beside the code, under dist/src/, none needs a control plane;
+// and the benchmarks' pure summaries, `bench/**/*.test.mjs` and `scripts/*.test.mjs`, plain
+// JavaScript like the benchmarks they check, so nothing compiles them) plus the short integration
+// files: the examples (a real control plane each: testenv, client, cache, runtime and api end to
+// end), the README's commands (the `kanri` CLI through npx) and its benchmark citations, and the
 // PostgreSQL operator's end-to-end suite (operator and agents on process nodes, ~1 min). CI runs
 // that on the Node majors other than the oldest, which runs everything.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, homedir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { judgeSkips } from './test-skips.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -26,31 +29,37 @@ const filters = args.filter((a) => a !== '--smoke');
 // shorter bounds in the tests (`within`, `waitFor`, an AbortSignal) and fail fast with a message.
 const FILE_TIMEOUT_MS = 30 * 60_000;
 
-function* testFiles(dir) {
+function* testFiles(dir, suffix = '.test.js') {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* testFiles(path);
-    else if (entry.name.endsWith('.test.js')) yield path;
+    if (entry.isDirectory()) yield* testFiles(path, suffix);
+    else if (entry.name.endsWith(suffix)) yield path;
   }
 }
 
+const isScriptTest = (file) => file.endsWith('.test.mjs');
 const inSmoke = (file) =>
   file.includes(`${sep}dist${sep}src${sep}`) ||
+  isScriptTest(file) ||
   file.startsWith(join(root, 'examples', 'dist') + sep) ||
   file === join(root, 'packages', 'cli', 'dist', 'test', 'readme.test.js') ||
+  file === join(root, 'packages', 'cli', 'dist', 'test', 'readme-figures.test.js') ||
   file === join(root, 'packages', 'postgres', 'dist', 'test', 'cluster.test.js');
 const distDirs = [
   ...readdirSync(join(root, 'packages')).map((pkg) => join(root, 'packages', pkg, 'dist')),
   join(root, 'examples', 'dist'),
 ];
-const files = distDirs
-  .flatMap((dir) => {
+const files = [
+  ...distDirs.flatMap((dir) => {
     try {
       return [...testFiles(dir)];
     } catch {
       return [];
     }
-  })
+  }),
+  ...testFiles(join(root, 'bench'), '.test.mjs'),
+  ...testFiles(join(root, 'scripts'), '.test.mjs'),
+]
   .filter((file) => !smoke || inSmoke(file))
   .filter((file) => filters.length === 0 || filters.some((f) => relative(root, file).includes(f)))
   .sort();
@@ -70,10 +79,14 @@ const TIMED = [
   'agent-fencing',
   'agent-watchdog',
   'failover-failsafe',
+  'failover-failsafe-members',
   'failover-fencing',
   'failover-rto',
   'failover-sync',
   'real-nodes',
+  // failover-reclone on real nodes where they can run (skipped with the reason elsewhere): the one
+  // failover file CI runs on real nodes, a 6 s lease, so timed like the others.
+  'failover-reclone-real',
 ].map((name) => join(root, 'packages', 'postgres', 'dist', 'test', `${name}.test.js`));
 
 // The rest run three times the cores at a time (6 on 2 cores): their bounds are minutes, and much
@@ -85,7 +98,7 @@ const TIMED = [
 // more than two at a time.
 const concurrency = Number(process.env.KANRI_TEST_CONCURRENCY) || Math.min(6, availableParallelism() * 3);
 
-// Longest first, by each file's time in earlier runs on this machine (scripts/test-durations-reporter.mjs):
+// Longest first, by each file's time in earlier runs on this machine (scripts/test-run-reporter.mjs):
 // a long file started last would run alone at the end. Unknown files count as long, then by name.
 // One file per Node major: CI's smoke sets run the same files on 22 and 24, one at a time beside
 // the suite, and their times would otherwise replace the suite's own.
@@ -116,17 +129,62 @@ const runs = [
 
 // The real-node images are built before the timed files rather than by real-nodes.test.js beside
 // failover-rto (see packages/postgres/test/support/build-real-node-images.ts). Real nodes need root.
-const realNodesFile = join(root, 'packages', 'postgres', 'dist', 'test', 'real-nodes.test.js');
-if (files.includes(realNodesFile) && process.getuid?.() === 0) {
-  spawnSync(
+// Bounded: a build that hangs (a registry, a lock) must not hold the run until CI's own limit. Warm,
+// the build takes seconds; cold on 2 cores, 202 s with the node tools (README, "Figures").
+const IMAGE_BUILD_TIMEOUT_MS = 15 * 60_000;
+const realNodeFiles = ['real-nodes', 'failover-reclone-real'].map((name) =>
+  join(root, 'packages', 'postgres', 'dist', 'test', `${name}.test.js`),
+);
+if (files.some((f) => realNodeFiles.includes(f)) && process.getuid?.() === 0) {
+  const started = Date.now();
+  const build = spawn(
     process.execPath,
     [join(root, 'packages', 'postgres', 'dist', 'test', 'support', 'build-real-node-images.js')],
-    {
-      cwd: root,
-      stdio: 'inherit',
-    },
+    // Its own process group, so that a timeout ends the builders it started too.
+    { cwd: root, stdio: 'inherit', detached: true },
+  );
+  const stopBuild = () => {
+    try {
+      process.kill(-build.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  const timer = setTimeout(() => {
+    console.log(
+      `# run-tests: the real-node image build ran out of ${IMAGE_BUILD_TIMEOUT_MS / 60_000} minutes; stopped`,
+    );
+    stopBuild();
+  }, IMAGE_BUILD_TIMEOUT_MS);
+  // Outside our process group, Ctrl-C and CI's stop do not reach it by themselves.
+  const interrupted = (signal) => {
+    stopBuild();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+  const code = await new Promise((resolve) => build.once('exit', (c, signal) => resolve(c ?? signal)));
+  clearTimeout(timer);
+  process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+  console.log(
+    `# run-tests: real-node image build exited ${code} after ${((Date.now() - started) / 1000).toFixed(0)} s`,
   );
 }
+
+// Every skipped test, with its reason: the run's reporter (test-run-reporter.mjs) writes them here, and the end of the run
+// prints and counts them (scripts/test-skips.mjs).
+const skipsDir = mkdtempSync(join(tmpdir(), 'kanri-test-skips-'));
+const skipsFile = join(skipsDir, 'skips.jsonl');
+// A root machine with the real nodes' tools installed runs real nodes: a real-node test skipped
+// there fails the run.
+const realNodesExpected = await (async () => {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    const { cacheRoot, nodeToolsPackages, nodeToolsVersion } = await import('../packages/testenv/dist/src/index.js');
+    return existsSync(join(cacheRoot(), `node-tools-${nodeToolsVersion(nodeToolsPackages)}`, 'bin', '.complete'));
+  } catch {
+    return false;
+  }
+})();
 
 // CI (.ci/run) runs a smoke set at a low CPU weight beside the timed files and raises it when they
 // are done: this file, created once they are (or once nothing of them is left to run), says when.
@@ -149,17 +207,36 @@ for (const run of runs) {
       `--test-timeout=${FILE_TIMEOUT_MS}`,
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
-      `--test-reporter=${join(root, 'scripts', 'test-durations-reporter.mjs')}`,
+      `--test-reporter=${join(root, 'scripts', 'test-run-reporter.mjs')}`,
       '--test-reporter-destination=stderr',
       ...longestFirst(run.files),
     ],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, KANRI_TEST_DURATIONS: durationsFile } },
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, KANRI_TEST_DURATIONS: durationsFile, KANRI_TEST_SKIPS: skipsFile },
+    },
   );
   if (result.status !== 0) failed.push(`${run.label} (exit ${result.status ?? result.signal})`);
   // Interrupted (Ctrl-C reaches the runner too): stop here rather than start the next run.
   if (result.signal) break;
 }
 timedDone();
+const skipped = existsSync(skipsFile)
+  ? readFileSync(skipsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+  : [];
+rmSync(skipsDir, { recursive: true, force: true });
+const skips = judgeSkips(skipped, { root, realNodesExpected });
+console.log(`# run-tests: ${skips.count} skipped${skips.count ? ':' : ''}`);
+for (const line of skips.lines) console.log(`#   ${line}`);
+if (skips.failures.length > 0) {
+  console.log('# run-tests: this machine runs real nodes (root, the node tools installed), yet these were skipped:');
+  for (const line of skips.failures) console.log(`#   ${line}`);
+  failed.push(`${skips.failures.length} real-node tests skipped`);
+}
 // Each run ends with its own summary; a failure in an earlier one must not hide behind a later "fail 0".
-if (failed.length > 0 && runs.length > 1) console.log(`# run-tests: FAILED: ${failed.join(', ')}; see above`);
+if (failed.length > 0) console.log(`# run-tests: FAILED: ${failed.join(', ')}; see above`);
 process.exit(failed.length > 0 ? 1 : 0);

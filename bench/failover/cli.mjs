@@ -3,9 +3,11 @@
 import { parseArgs } from 'node:util';
 import { KANRI_HA } from './kanri.mjs';
 import { PATRONI_DCS } from './patroni.mjs';
+import { WAL_SEGMENT_MODES } from './wal-segments.mjs';
 
 /**
- * Parses `--trials N --sync --systems patroni,kanri --seed N` and the script's `extra` options;
+ * Parses `--trials N --sync --systems patroni,kanri --seed N --wal-segments equal|default` and the
+ * script's `extra` options;
  * prints `usage` and exits (0 for --help, 2 when invalid or `valid(values)` is false).
  *
  * @example
@@ -18,6 +20,8 @@ export function parseSideBySide({ defaultTrials, usage, extra = {}, valid = () =
       sync: { type: 'boolean', default: false },
       systems: { type: 'string', default: process.env.BENCH_SYSTEMS ?? 'patroni,kanri' },
       seed: { type: 'string', default: '1' },
+      // equal: Patroni's clusters get Kanri's WAL segment size; default: each its own (wal-segments.mjs).
+      'wal-segments': { type: 'string', default: 'equal' },
       help: { type: 'boolean', default: false },
       ...extra,
     },
@@ -32,6 +36,7 @@ export function parseSideBySide({ defaultTrials, usage, extra = {}, valid = () =
     !Number.isInteger(seed) ||
     systems.length < 1 ||
     !systems.every((s) => ['patroni', 'kanri'].includes(s)) ||
+    !WAL_SEGMENT_MODES.includes(values['wal-segments']) ||
     !valid(values)
   ) {
     console.error(`usage: ${usage}`);

@@ -171,7 +171,7 @@ export async function startKanriSystem({
     get credentials() {
       return credentials;
     },
-    settings: { ...KANRI_HA, synchronous: sync ? 1 : 0 },
+    settings: { ...KANRI_HA, synchronous: sync ? 1 : 0, failsafeMode: failsafe },
     /** The control plane's processes and the operator's (control-weight.mjs). */
     controlPids() {
       return [...cp.processes.map((p) => p.pid), env.operatorPid];

@@ -104,6 +104,8 @@ export async function startPatroniSystem({
   // Patroni's failsafe_mode (off by default): a leader that cannot reach the DCS keeps running
   // while every member's REST API answers its POST /failsafe, as Kanri's failsafe mode does.
   failsafeMode = false,
+  // initdb's --wal-segsize in MiB; undefined: postgres's default, 16 (wal-segments.mjs).
+  walSegmentMiB = undefined,
 } = {}) {
   ensureAptPackage(PATRONI, 'patroni', log); // when missing and we are root, as the bootstrap does for PostgreSQL
   await sweepStaleRuns(log);
@@ -201,7 +203,12 @@ export async function startPatroniSystem({
           },
         },
       },
-      initdb: ['data-checksums', { encoding: 'UTF8' }, { 'auth-local': 'trust' }],
+      initdb: [
+        'data-checksums',
+        { encoding: 'UTF8' },
+        { 'auth-local': 'trust' },
+        ...(walSegmentMiB ? [{ 'wal-segsize': String(walSegmentMiB) }] : []),
+      ],
     },
     postgresql: {
       listen: `${m.ip}:5432`,
@@ -321,6 +328,7 @@ export async function startPatroniSystem({
       synchronous_mode: sync,
       synchronous_mode_strict: sync,
       use_pg_rewind: true,
+      walSegmentMiB: walSegmentMiB ?? 'postgres default (16)',
     },
     /** Addresses of members whose REST API says they hold the leader key. */
     async candidates() {

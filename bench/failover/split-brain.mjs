@@ -1,8 +1,11 @@
 // A split-brain watcher: every ~50 ms it asks every instance directly (its own address, not a
 // Service) whether it is out of recovery, and if so has it take a tiny write. Two instances that
 // accept writes over overlapping time spans — or alternate A, B, A within a second, which no
-// legitimate failover does — are two primaries at once.
+// legitimate failover does — are two primaries at once. It also records when each probe began, so
+// that a span in which it could not look is reported as blind rather than as "no split brain"
+// (split-brain-check.mjs).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { blindSpans, violations } from './split-brain-check.mjs';
 import { connectTo, queryOnce } from './writer.mjs';
 
 export const BRAIN_TABLE = 'kanri_chaos_brain';
@@ -20,6 +23,9 @@ export class SplitBrainWatcher {
   /** Every accepted write: { instance, start, end } (performance.now()). */
   accepted = [];
   probes = 0;
+  /** Per instance (`name@address`): when the watcher learnt of it, and when each attempt began. */
+  #attempts = new Map();
+  #stoppedAt;
   #loops = new Map();
   #stopped = false;
   #credentials;
@@ -39,6 +45,7 @@ export class SplitBrainWatcher {
   }
 
   async stop() {
+    this.#stoppedAt ??= performance.now();
     this.#stopped = true;
     await this.#refresh;
     await Promise.all(this.#loops.values());
@@ -60,10 +67,15 @@ export class SplitBrainWatcher {
 
   async #probe(name, address) {
     let db;
+    const times = [];
+    this.#attempts.set(`${name}@${address}`, { since: performance.now(), times });
     while (!this.#stopped) {
+      times.push(performance.now());
       try {
         if (!db) {
-          db = await connectTo(address, this.#credentials, 1_000);
+          // Short timeouts bound one attempt (connect, set, select, insert) to ~7 s, under the
+          // blind threshold of 10 s, whatever the instance does.
+          db = await connectTo(address, this.#credentials, 1_000, 2_000);
           // A primary waiting for a synchronous standby still counts as accepting the write.
           await db.query('set synchronous_commit = local');
         }
@@ -86,32 +98,16 @@ export class SplitBrainWatcher {
 
   /** Distinct moments at which two instances accepted writes (see the file comment). */
   violations() {
-    const found = [];
-    const seen = new Set();
-    const sorted = [...this.accepted].sort((a, b) => a.start - b.start);
-    for (let i = 0; i < sorted.length; i++) {
-      const a = sorted[i];
-      for (let j = i + 1; j < sorted.length; j++) {
-        const b = sorted[j];
-        if (b.start > a.end + 1_000) break;
-        if (b.instance === a.instance) continue;
-        const overlap = b.start <= a.end;
-        let back = false;
-        for (let k = j + 1; !overlap && !back && k < sorted.length && sorted[k].start <= a.end + 1_000; k++) {
-          back = sorted[k].instance === a.instance;
-        }
-        if (!overlap && !back) continue;
-        // One moment per second and pair, however many probes fell in it.
-        const key = `${[a.instance, b.instance].sort().join('+')}@${Math.floor(b.start / 1_000)}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        found.push({
-          at: Math.round(b.start),
-          instances: [a.instance, b.instance],
-          kind: overlap ? 'overlapping writes' : 'alternating writes within 1 s',
-        });
-      }
-    }
-    return found;
+    return violations(this.accepted);
+  }
+
+  /**
+   * Spans of more than `ms` within `[from, to]` (performance.now(); `to` defaults to now, or to
+   * `stop()`) in which the watcher began no probe of an instance it knew: it could not have seen
+   * a split brain there. Each loop begins a probe at least every ~7 s (1 s to connect, 2 s for each
+   * of its statements), whatever the instance does.
+   */
+  blindSpans(from, to = this.#stoppedAt ?? performance.now(), ms = undefined) {
+    return blindSpans(this.#attempts, { from, to, ...(ms === undefined ? {} : { ms }) });
   }
 }

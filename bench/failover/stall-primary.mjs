@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startKanriSystem } from './kanri.mjs';
 import { killAllGroups } from './processes.mjs';
+import { describeBlindSpans } from './split-brain-check.mjs';
 import { startWorkload } from './workload.mjs';
 import { connectTo } from './writer.mjs';
 
@@ -68,7 +69,12 @@ try {
     );
   }
   const violations = watcher.violations();
-  log(`split-brain moments: ${violations.length} ${JSON.stringify(violations.slice(0, 3))}`);
+  const blind = watcher.blindSpans(0);
+  log(
+    blind.length
+      ? `split-brain moments: ${violations.length} seen, but the watcher was blind (${describeBlindSpans(blind).join('; ')}): no verdict`
+      : `split-brain moments: ${violations.length} ${JSON.stringify(violations.slice(0, 3))}`,
+  );
   const container = node.containers().find((c) => c.pod === primary.name);
   const lines = readFileSync(container.logFile, 'utf8')
     .split('\n')
@@ -78,7 +84,7 @@ try {
       return `${new Date(entry.time).toISOString()} ${entry.msg}${entry.reason ? ` (${entry.reason})` : ''}`;
     });
   console.error(lines.slice(-10).join('\n'));
-  process.exitCode = violations.length ? 1 : 0;
+  process.exitCode = violations.length || blind.length ? 1 : 0;
 } finally {
   await writer?.stop().catch(() => {});
   await watcher?.stop().catch(() => {});

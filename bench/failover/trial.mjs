@@ -6,10 +6,11 @@
 // Lost commits are those acknowledged in the trial that the new primary lacks. Then the killed
 // member comes back and the cluster heals before the next trial.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { round1 } from '../../scripts/bench-stats.mjs';
 import { WritableProbe } from './writable-probe.mjs';
 import { lostCommits } from './writer.mjs';
 
-export const round1 = (x) => (x == null ? null : Math.round(x * 10) / 10);
+export { round1 };
 
 /**
  * When in each trial the kill falls, after the warm-up: the leader renews its lock every
@@ -132,48 +133,4 @@ export async function runTrial(
     result.healMs = round1(performance.now() - restoredAt);
   }
   return result;
-}
-
-export function medianOf(values) {
-  const xs = values.filter((v) => v != null).sort((a, b) => a - b);
-  if (!xs.length) return null;
-  const mid = Math.floor(xs.length / 2);
-  return round1(xs.length % 2 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2);
-}
-
-export function summarizeTrials(results) {
-  const ok = results.filter((r) => r.ok);
-  const range = (key) => {
-    const xs = ok.map((r) => r[key]).filter((v) => v != null);
-    return { median: medianOf(xs), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null };
-  };
-  const rto = range('rtoMs');
-  const writable = range('writableMs');
-  const search = range('clientSearchMs');
-  const toClient = ok.map((r) => (r.takeoverMs == null ? null : round1(r.rtoMs - r.takeoverMs)));
-  return {
-    trials: results.length,
-    okTrials: ok.length,
-    rtoMsMedian: rto.median,
-    rtoMsMin: rto.min,
-    rtoMsMax: rto.max,
-    rtoMs: ok.map((r) => r.rtoMs),
-    writableMsMedian: writable.median,
-    writableMsMin: writable.min,
-    writableMsMax: writable.max,
-    writableMs: ok.map((r) => r.writableMs),
-    clientSearchMsMedian: search.median,
-    clientSearchMsMin: search.min,
-    clientSearchMsMax: search.max,
-    commitsAcked: ok.reduce((s, r) => s + r.acked, 0),
-    commitsLost: ok.reduce((s, r) => s + r.lost, 0),
-    trialsWithLoss: ok.filter((r) => r.lost > 0).length,
-    takeoverMsMedian: medianOf(ok.map((r) => r.takeoverMs)),
-    takeoverToWritableMsMedian: medianOf(
-      ok.map((r) => (r.takeoverMs == null ? null : round1(r.writableMs - r.takeoverMs))),
-    ),
-    // The row-3 floor at the client (issue 14: the first write within 150 ms of the Lease).
-    takeoverToClientMsMedian: medianOf(toClient),
-    takeoverToClientMs: toClient,
-  };
 }

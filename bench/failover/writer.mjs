@@ -8,8 +8,8 @@ import { AckLog } from './ack-log.mjs';
 
 export const TABLE = 'kanri_bench_writes';
 
-/** Opens a pg connection to `address` (`host:port`); errors after `timeoutMs`. */
-export async function connectTo(address, { user, password, database }, timeoutMs = 2_000) {
+/** Opens a pg connection to `address` (`host:port`); errors after `timeoutMs`, each query after `queryTimeoutMs`. */
+export async function connectTo(address, { user, password, database }, timeoutMs = 2_000, queryTimeoutMs = 5_000) {
   const [host, port] = address.split(':');
   const client = new pg.Client({
     host,
@@ -20,7 +20,7 @@ export async function connectTo(address, { user, password, database }, timeoutMs
     connectionTimeoutMillis: timeoutMs,
     // A primary that dies mid-query resets the socket at once on loopback; this bounds the rest
     // (a synchronous commit waiting for a standby that is gone).
-    query_timeout: 5_000,
+    query_timeout: queryTimeoutMs,
   });
   // A connection that breaks between queries emits 'error'; the next query reports it too.
   client.on('error', () => {});

@@ -8,8 +8,11 @@
 // - dbGapMs / clientGapMs: the longest time without an acknowledged write, to the probe (any
 //   member) and to the client, from the last write before the injection until writes flow again;
 // - lost: the trial's acknowledged commits that the primary at the end lacks;
-// - splitBrain: the watcher's moments (two members taking writes) during the trial.
+// - splitBrain: the watcher's moments (two members taking writes) during the trial, and
+//   blindSpans: where the watcher began no probe of a member for over 10 s, so saw nothing there.
+// Whether the trial counts (a failover row that never failed over does not) is summary.mjs's call.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeBlindSpans } from '../failover/split-brain-check.mjs';
 import { lostReport, round1, warmUp } from '../failover/trial.mjs';
 import { WritableProbe } from '../failover/writable-probe.mjs';
 import { longestGap } from './gaps.mjs';
@@ -109,13 +112,17 @@ export async function runFailureTrial(
     result.failedOver = primaryNow !== old.address;
     Object.assign(result, await lostReport(writer, trial, primaryNow, system.credentials, injectedAt));
     result.splitBrain = watcher.violations().filter((v) => v.at >= injectedAt - 1_000 && v.at <= end);
+    result.blindSpans = watcher.blindSpans(injectedAt - 1_000, end);
     result.ok = true;
     const s = (ms) => (ms == null ? '-' : `${(ms / 1000).toFixed(2)} s`);
     log(
       `  ${system.name} row ${kind.row} trial ${trial}: ${old.name} → ${result.primaryAfter}; ` +
         `new primary writable ${s(result.writableMs)}, client ${s(result.clientMs)}; ` +
         `longest gap database ${s(result.dbGapMs)}, client ${s(result.clientGapMs)}; ` +
-        `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments`,
+        `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments` +
+        (result.blindSpans.length
+          ? ` (the watcher was blind: ${describeBlindSpans(result.blindSpans).join('; ')})`
+          : ''),
     );
   } catch (error) {
     result.error = error.message;

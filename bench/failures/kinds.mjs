@@ -4,9 +4,12 @@
 // `inject` is only the fault itself. `lift` ends a fault that lasts (a cut, a stop) and `restore`
 // repairs what the trial broke for good (a member that lost power), before the cluster must heal.
 //
-// `failover`: whether the fault should move the primary. For the other rows (0, 1, 2, 5) the figure
-// is the longest write gap, not the time to a new primary; `holdMs` is how long the fault is
-// kept up (or, for a one-off kill, how long the trial watches before it waits for writes).
+// `failover`: whether the fault should move the primary; `unlessFailsafe`: not where the system
+// runs a failsafe mode, whose replicas vouch for a primary that lost only its store (summary.mjs,
+// expectsFailover). A trial of a failover row that ends without one is a failed trial. For the
+// other rows (0, 1, 2, 5) the figure is the longest write gap, not the time to a new primary;
+// `holdMs` is how long the fault is kept up (or, for a one-off kill, how long the trial watches
+// before it waits for writes).
 import { postmasterOf } from '../failover/postmaster.mjs';
 import { queryOnce } from '../failover/writer.mjs';
 import { cut, reconnect } from './proxies.mjs';
@@ -71,6 +74,7 @@ export const FAILURE_KINDS = [
     key: 'cut-off',
     title: 'primary cut off from the API server / DCS',
     failover: true,
+    unlessFailsafe: true,
     async prepare(system, old) {
       return cutting(await system.faults.memberProxies(old));
     },

@@ -31,12 +31,7 @@ export function memoryOf(pid = 'self') {
   }
 }
 
-export const median = (xs) => {
-  const s = xs.filter((x) => x != null && !Number.isNaN(x)).sort((a, b) => a - b);
-  if (!s.length) return null;
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
+export { median } from '../../scripts/bench-stats.mjs';
 export const toMiB = (bytes) => (bytes == null ? null : Math.round((bytes / 2 ** 20) * 10) / 10);
 
 /** What every result line carries, so that figures from different runs can be compared. */

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-import { measureAgents, measurePatroni } from './agent-vs-patroni.mjs';
+import { haResult, measureAgents, measurePatroni } from './agent-vs-patroni.mjs';
 // `npm run bench:memory`: every memory measurement of bench/memory in turn (see its README) —
 // import costs, idle operators, the PostgreSQL operator beside 10,000 unrelated Secrets, the
 // instance agent against Patroni — and, last on stdout, one JSON object with every figure and the
 // run's metadata. BENCH_MEMORY_ONLY=imports,idle,secrets,ha picks parts.
 import { idleOperators } from './idle-operator.mjs';
 import { importCosts } from './import-cost.mjs';
-import { median, runMetadata } from './lib.mjs';
+import { runMetadata } from './lib.mjs';
 import { operatorWithSecrets } from './operator-secrets.mjs';
 
 const only = new Set((process.env.BENCH_MEMORY_ONLY ?? 'imports,idle,secrets,ha').split(','));
@@ -27,18 +27,11 @@ if (only.has('secrets')) {
   result.operatorSecrets = await operatorWithSecrets();
 }
 if (only.has('ha')) {
-  log('instance agents, then Patroni members…');
-  const agents = await measureAgents();
-  const patroni = await measurePatroni();
-  const per = (members, key) => median(members.map((m) => m[key]));
-  result.agent = { members: agents, medianRssMiB: per(agents, 'rssMiB'), medianPrivateMiB: per(agents, 'privateMiB') };
-  result.patroni = {
-    members: patroni,
-    medianRssMiB: per(patroni, 'rssMiB'),
-    medianPrivateMiB: per(patroni, 'privateMiB'),
-  };
+  log('instance agents, then Patroni members: every process of each member…');
+  result.ha = haResult(await measureAgents(), await measurePatroni());
+  const { kanri, patroni } = result.ha;
   log(
-    `agent ${result.agent.medianRssMiB} MiB RSS (${result.agent.medianPrivateMiB} private), Patroni ${result.patroni.medianRssMiB} MiB (${result.patroni.medianPrivateMiB})`,
+    `the Pod (summed PSS): Kanri ${kanri.pod.pssMiB} MiB, Patroni ${patroni.pod.pssMiB} MiB; the HA side: Kanri's keeper and agent ${kanri.ha.pssMiB} MiB PSS (${kanri.ha.privateMiB} private), Patroni ${patroni.ha.pssMiB} MiB (${patroni.ha.privateMiB})`,
   );
 }
 result.loadAverageAfter = runMetadata().loadAverage;

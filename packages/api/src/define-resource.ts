@@ -45,6 +45,11 @@ export interface ObjectValidation {
   /** A path in the schema (`.spec.instances`); metadata is not in it, so a rule on the name has none. */
   readonly fieldPath?: string;
   readonly reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+  /**
+   * Evaluate the rule on create too, with `oldSelf` an optional (`oldSelf.hasValue()`): a rule for
+   * new objects only, or one that lets an existing object keep what a newer rule refuses.
+   */
+  readonly optionalOldSelf?: boolean;
 }
 
 export interface ResourceDefinitionInput<V extends Record<string, VersionDefinition>> {

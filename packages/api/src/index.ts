@@ -21,8 +21,10 @@ export type {
   VersionDefinition,
 } from './define-resource.js';
 export { defineResource, pluralize } from './define-resource.js';
-export type { OperatorDefinition, OperatorInput } from './operator.js';
+export type { OperatorDefinition, OperatorInput, OperatorInstall, RbacInstallOptions } from './operator.js';
 export { defineOperator, WEBHOOK_PORT } from './operator.js';
+export type { OwnedWritesInput, OwnedWriteValidation, Ownership } from './owned-writes-policy.js';
+export { ownedWritesPolicies, ownedWritesPolicyNames, serviceAccountUser } from './owned-writes-policy.js';
 export type {
   ChartFile,
   DockerfileOptions,
@@ -31,6 +33,7 @@ export type {
   ResolvedPackaging,
 } from './packaging/index.js';
 export {
+  admissionPolicyCheckFromEnv,
   crdDeletionGuardFromEnv,
   DEFAULT_RESOURCES,
   helmChart,
@@ -46,7 +49,7 @@ export {
   resolvePackaging,
   watchNamespaceFromEnv,
 } from './packaging/index.js';
-export type { PolicyRule, RbacOptions } from './rbac.js';
-export { deriveRbac, deriveRules } from './rbac.js';
+export type { ExplainedRole, ExplainedRule, PolicyRule, RbacOptions } from './rbac.js';
+export { deriveRbac, deriveRules, explainRbac, explainRules, mergeRules, toPolicyRule } from './rbac.js';
 export type { JsonSchema } from './structural-schema.js';
 export { SchemaError, toStructuralSchema } from './structural-schema.js';

@@ -4,7 +4,8 @@ import { controller } from '@kanri/runtime';
 import { z } from 'zod';
 import { defineResource } from './define-resource.js';
 import { defineOperator } from './operator.js';
-import { watchNamespaceFromEnv } from './packaging/runtime-env.js';
+import { admissionPolicyCheckFromEnv, watchNamespaceFromEnv } from './packaging/runtime-env.js';
+import { mergeRules } from './rbac.js';
 
 const Widget = defineResource({
   group: 'op-test.kanri.dev',
@@ -89,5 +90,85 @@ describe('defineOperator', () => {
     );
     assert.equal(watchNamespaceFromEnv({ KANRI_WATCH_NAMESPACE: ' team-b ' }), 'team-b');
     assert.equal(watchNamespaceFromEnv({ KANRI_WATCH_NAMESPACE: '' }), undefined, 'empty: every namespace');
+  });
+
+  describe('with ownership and admission policies', () => {
+    const op = defineOperator({
+      name: 'widget-operator',
+      resources: [Widget],
+      controllers: [widgets as never],
+      ownership: { label: 'op-test.kanri.dev/widget', owner: { apiVersion: Widget.apiVersion, kind: 'Widget' } },
+      admissionPolicies: (install) => [
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'widgets.op-test.kanri.dev' },
+          spec: { matchConditions: [{ name: 'x', expression: `request.userInfo.username != '${install.username}'` }] },
+        },
+      ],
+    });
+    const conditionsOf = (objects: Record<string, unknown>[], name: string) =>
+      JSON.stringify((objects.find((o) => (o.metadata as { name: string }).name === name)?.spec as object) ?? {});
+
+    it("keys every policy on the operator's ServiceAccount in the install's namespace", () => {
+      assert.deepEqual(op.policyNames(), [
+        'widgets.op-test.kanri.dev',
+        'widget-operator-owned-writes.kanri.dev',
+        'widget-operator-owner-exists.kanri.dev',
+      ]);
+      const there = op.policies({ namespace: 'ops' });
+      for (const name of op.policyNames()) {
+        assert.match(conditionsOf(there, name), /system:serviceaccount:ops:widget-operator/, name);
+        assert.doesNotMatch(conditionsOf(there, name), /widget-operator-system/, name);
+      }
+      assert.match(
+        conditionsOf(op.admissionPolicies as Record<string, unknown>[], 'widget-operator-owned-writes.kanri.dev'),
+        /system:serviceaccount:widget-operator-system:widget-operator/,
+        'the definition namespace by default',
+      );
+    });
+
+    it('leaves its own Lease and the guard Secrets of its namespace out of the owned-writes policy', () => {
+      const writes = conditionsOf(op.policies(), 'widget-operator-owned-writes.kanri.dev');
+      for (const own of [
+        'coordination.k8s.io/leases/widget-operator-leader',
+        '/secrets/widget-operator-webhook-cert',
+        '/secrets/widget-operator-webhook-cert-ca',
+      ])
+        assert.ok(writes.includes(own), own);
+    });
+
+    it('may read its own policies, by name, cluster-wide only (a namespace-scoped install vouches instead)', () => {
+      const cluster = rulesOf(op.rbac(), 'ClusterRole', 'widget-operator');
+      assert.deepEqual(
+        cluster.find((r) => r.resources.includes('validatingadmissionpolicies')),
+        {
+          apiGroups: ['admissionregistration.k8s.io'],
+          resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'],
+          verbs: ['get'],
+          resourceNames: op.policyNames(),
+        },
+      );
+      const scoped = op.rbac({ watchNamespace: 'team-a' });
+      assert.ok(!JSON.stringify(scoped).includes('validatingadmissionpolicies'));
+      assert.equal(admissionPolicyCheckFromEnv({}), 'check');
+      assert.equal(admissionPolicyCheckFromEnv({ KANRI_ADMISSION_POLICIES: 'Installed' }), 'installed');
+      assert.throws(() => admissionPolicyCheckFromEnv({ KANRI_ADMISSION_POLICIES: 'yes' }), /"check" or "installed"/);
+    });
+
+    it('explains every rule it grants: the explained roles merge into exactly the RBAC it writes', () => {
+      for (const options of [{}, { watchNamespace: 'team-a' }, { crdDeletionGuard: false }]) {
+        const written = op.rbac(options).filter((o) => String(o.kind).endsWith('Role'));
+        const explained = op.explainRbac(options);
+        assert.deepEqual(
+          explained.map((r) => `${r.kind}/${r.name}`),
+          written.map((o) => `${o.kind}/${(o.metadata as { name: string }).name}`),
+        );
+        for (const role of explained) {
+          for (const rule of role.rules) assert.ok(rule.reason.length > 10, JSON.stringify(rule));
+          assert.deepEqual(mergeRules(role.rules), rulesOf(written, role.kind, role.name), role.name);
+        }
+      }
+    });
   });
 });

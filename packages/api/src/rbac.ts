@@ -16,6 +16,11 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+/** A rule and why the operator holds it: what the install's documentation lists beside each verb. */
+export interface ExplainedRule extends PolicyRule {
+  readonly reason: string;
+}
+
 export interface RbacOptions {
   /** Operator name: names the ServiceAccount, roles and bindings. */
   readonly name: string;
@@ -25,14 +30,28 @@ export interface RbacOptions {
   readonly watchNamespace?: string;
   /** Adds the Lease permissions. Default true. */
   readonly leaderElection?: boolean;
-  /** Extra rules the operator declares it needs. */
-  readonly extraRules?: readonly PolicyRule[];
+  /** Extra rules the operator declares it needs, each best with its `reason`. */
+  readonly extraRules?: readonly (PolicyRule & { readonly reason?: string })[];
+  /**
+   * Rules on cluster-scoped objects (reading its own admission policies, say): in the ClusterRole,
+   * and left out of an install for one namespace, whose Roles could not grant them.
+   */
+  readonly clusterRules?: readonly (PolicyRule & { readonly reason?: string })[];
   /** Rules in the operator's own namespace only (for example its webhook certificate Secret): Role `<name>-namespace`. */
-  readonly namespaceRules?: readonly PolicyRule[];
+  readonly namespaceRules?: readonly (PolicyRule & { readonly reason?: string })[];
   /** Plural resource names for kinds the simple English rules get wrong, keyed `group/Kind`. */
   readonly plurals?: Readonly<Record<string, string>>;
   /** Who gets the roles. Default: the operator's ServiceAccount. */
   readonly subject?: { readonly kind: 'ServiceAccount' | 'User' | 'Group'; readonly name: string };
+}
+
+/** One role of an install with the rules it grants, each with its reason, before rules on one resource merge. */
+export interface ExplainedRole {
+  readonly kind: 'Role' | 'ClusterRole';
+  readonly name: string;
+  /** Unset for a ClusterRole. */
+  readonly namespace?: string;
+  readonly rules: readonly ExplainedRule[];
 }
 
 const READ = ['get', 'list', 'watch'];
@@ -40,43 +59,166 @@ const WRITE = ['create', 'update', 'patch', 'delete'];
 
 const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '');
 
+/** `rule` as RBAC takes it: its reason, and any other key RBAC does not know, left out. */
+export function toPolicyRule(rule: PolicyRule): PolicyRule {
+  return {
+    apiGroups: [...rule.apiGroups],
+    resources: [...rule.resources],
+    verbs: [...rule.verbs],
+    ...(rule.resourceNames?.length ? { resourceNames: [...rule.resourceNames] } : {}),
+  };
+}
+
+const explained = (rule: PolicyRule & { readonly reason?: string }, fallback: string): ExplainedRule => ({
+  ...toPolicyRule(rule),
+  reason: rule.reason ?? fallback,
+});
+
+/**
+ * What the controllers need, rule by rule with the reason for each, unmerged: the primary kinds,
+ * their status, the kinds they own and watch, Events, and the extra rules.
+ *
+ * @example
+ * ```ts
+ * for (const r of explainRules([websiteController])) console.log(r.resources.join(), r.verbs.join(), r.reason);
+ * ```
+ */
+export function explainRules(
+  controllers: readonly ControllerDefinition<never>[],
+  options: Pick<RbacOptions, 'plurals' | 'extraRules'> = {},
+): ExplainedRule[] {
+  const rules: ExplainedRule[] = [];
+  const pluralOf = (apiVersion: string, kind: string) =>
+    options.plurals?.[`${groupOf(apiVersion)}/${kind}`] ?? pluralize(kind);
+  const need = (apiVersion: string, kind: string, verbs: readonly string[], reason: string, subresource?: string) => {
+    const group = groupOf(apiVersion);
+    const plural = pluralOf(apiVersion, kind);
+    rules.push({
+      apiGroups: [group],
+      resources: [subresource ? `${plural}/${subresource}` : plural],
+      verbs: [...verbs],
+      reason,
+    });
+  };
+  for (const c of controllers) {
+    const primary = pluralOf(c.apiVersion, c.kind);
+    need(
+      c.apiVersion,
+      c.kind,
+      [...READ, 'update', 'patch'],
+      `reconciles its ${primary} (reads, follows, sets finalizers)`,
+    );
+    need(c.apiVersion, c.kind, ['get', 'update', 'patch'], `writes the status of its ${primary}`, 'status');
+    for (const owned of c.owns)
+      need(
+        owned.apiVersion,
+        owned.kind,
+        [...READ, ...WRITE],
+        `applies and deletes the ${pluralOf(owned.apiVersion, owned.kind)} its ${primary} own`,
+      );
+    for (const watched of c.watches)
+      need(
+        watched.apiVersion,
+        watched.kind,
+        READ,
+        `the ${primary} controller follows ${pluralOf(watched.apiVersion, watched.kind)}`,
+      );
+  }
+  rules.push({
+    apiGroups: ['events.k8s.io'],
+    resources: ['events'],
+    verbs: ['create', 'patch'],
+    reason: 'records Events about what it does',
+  });
+  for (const extra of options.extraRules ?? []) rules.push(explained(extra, 'declared by the operator (extraRules)'));
+  return rules;
+}
+
+/**
+ * Rules merged per group and resource (verbs united), rules that name objects kept apart, sorted
+ * for stable output, without their reasons.
+ */
+export function mergeRules(rules: readonly PolicyRule[]): PolicyRule[] {
+  const verbs = new Map<string, Set<string>>();
+  for (const rule of rules) {
+    if (rule.resourceNames?.length) continue;
+    for (const group of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        const key = `${group}\u0000${resource}`;
+        const set = verbs.get(key) ?? new Set<string>();
+        for (const verb of rule.verbs) set.add(verb);
+        verbs.set(key, set);
+      }
+    }
+  }
+  const merged: PolicyRule[] = [...verbs].map(([key, set]) => {
+    const [group, resource] = key.split('\u0000') as [string, string];
+    return { apiGroups: [group], resources: [resource], verbs: [...set].sort() };
+  });
+  merged.push(...rules.filter((r) => r.resourceNames?.length).map(toPolicyRule));
+  return merged.sort((a, b) =>
+    `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`),
+  );
+}
+
 /** The rules the controllers need, merged per group and resource, sorted for stable output. */
 export function deriveRules(
   controllers: readonly ControllerDefinition<never>[],
   options: Pick<RbacOptions, 'plurals' | 'extraRules'> = {},
 ): PolicyRule[] {
-  const verbs = new Map<string, Set<string>>();
-  const add = (group: string, resource: string, wanted: readonly string[]) => {
-    const key = `${group}\u0000${resource}`;
-    const set = verbs.get(key) ?? new Set<string>();
-    for (const verb of wanted) set.add(verb);
-    verbs.set(key, set);
-  };
-  const need = (apiVersion: string, kind: string, wanted: readonly string[], subresource?: string) => {
-    const group = groupOf(apiVersion);
-    const plural = options.plurals?.[`${group}/${kind}`] ?? pluralize(kind);
-    add(group, subresource ? `${plural}/${subresource}` : plural, wanted);
-  };
-  for (const c of controllers) {
-    need(c.apiVersion, c.kind, [...READ, 'update', 'patch']);
-    need(c.apiVersion, c.kind, ['get', 'update', 'patch'], 'status');
-    for (const owned of c.owns) need(owned.apiVersion, owned.kind, [...READ, ...WRITE]);
-    for (const watched of c.watches) need(watched.apiVersion, watched.kind, READ);
-  }
-  add('events.k8s.io', 'events', ['create', 'patch']);
-  // Extra rules merge into the derived ones unless they name objects, which must stay separate.
-  for (const extra of options.extraRules ?? []) {
-    if (extra.resourceNames?.length) continue;
-    for (const group of extra.apiGroups) for (const resource of extra.resources) add(group, resource, extra.verbs);
-  }
-  const rules = [...verbs].map(([key, set]) => {
-    const [group, resource] = key.split('\u0000') as [string, string];
-    return { apiGroups: [group], resources: [resource], verbs: [...set].sort() };
-  });
-  rules.push(...(options.extraRules ?? []).filter((r) => r.resourceNames?.length).map((r) => ({ ...r })));
-  return rules.sort((a, b) =>
-    `${a.apiGroups[0]}/${a.resources[0]}`.localeCompare(`${b.apiGroups[0]}/${b.resources[0]}`),
+  return mergeRules(explainRules(controllers, options));
+}
+
+/**
+ * Every role an operator's install grants, with each rule's reason: what {@link deriveRbac}
+ * writes, before the rules on one resource merge.
+ *
+ * @example
+ * ```ts
+ * for (const role of explainRbac([websiteController], { name: 'website-operator', namespace: 'ops' }))
+ *   for (const rule of role.rules) console.log(role.kind, role.name, rule.resources[0], rule.verbs.join(), rule.reason);
+ * ```
+ */
+export function explainRbac(
+  controllers: readonly ControllerDefinition<never>[],
+  options: RbacOptions,
+): ExplainedRole[] {
+  const roles: ExplainedRole[] = [];
+  const main = [
+    ...explainRules(controllers, options),
+    ...(options.watchNamespace
+      ? []
+      : (options.clusterRules ?? []).map((r) => explained(r, 'declared by the operator (clusterRules)'))),
+  ];
+  roles.push(
+    options.watchNamespace
+      ? { kind: 'Role', name: options.name, namespace: options.watchNamespace, rules: main }
+      : { kind: 'ClusterRole', name: options.name, rules: main },
   );
+  if (options.leaderElection ?? true) {
+    roles.push({
+      kind: 'Role',
+      name: `${options.name}-leader-election`,
+      namespace: options.namespace,
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['create', 'get', 'list', 'update', 'watch'],
+          reason: `leader election on its Lease \`${options.name}-leader\` (create cannot be limited to a name)`,
+        },
+      ],
+    });
+  }
+  if (options.namespaceRules?.length) {
+    roles.push({
+      kind: 'Role',
+      name: `${options.name}-namespace`,
+      namespace: options.namespace,
+      rules: options.namespaceRules.map((r) => explained(r, 'declared by the operator (namespaceRules)')),
+    });
+  }
+  return roles;
 }
 
 /**
@@ -99,7 +241,6 @@ export function deriveRbac(
     : { kind: 'ServiceAccount', name: options.name, namespace: options.namespace };
   const rbac = 'rbac.authorization.k8s.io/v1';
   const labels = { 'app.kubernetes.io/name': options.name, 'app.kubernetes.io/managed-by': 'kanri' };
-  const rules = deriveRules(controllers, options);
   const objects: Record<string, unknown>[] = [];
   if (!options.subject) {
     objects.push({
@@ -108,36 +249,17 @@ export function deriveRbac(
       metadata: { name: options.name, namespace: options.namespace, labels },
     });
   }
-  /** A role and the binding that grants it to the subject. */
-  const bound = (
-    kind: 'Role' | 'ClusterRole',
-    name: string,
-    namespace: string | undefined,
-    roleRules: readonly PolicyRule[],
-  ) => {
-    const metadata = { name, ...(namespace ? { namespace } : {}), labels };
-    objects.push({ apiVersion: rbac, kind, metadata, rules: roleRules.map((r) => ({ ...r })) });
+  // Each role and the binding that grants it to the subject.
+  for (const role of explainRbac(controllers, options)) {
+    const metadata = { name: role.name, ...(role.namespace ? { namespace: role.namespace } : {}), labels };
+    objects.push({ apiVersion: rbac, kind: role.kind, metadata, rules: mergeRules(role.rules) });
     objects.push({
       apiVersion: rbac,
-      kind: `${kind}Binding`,
+      kind: `${role.kind}Binding`,
       metadata,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: role.kind, name: role.name },
       subjects: [subject],
     });
-  };
-  if (options.watchNamespace) bound('Role', options.name, options.watchNamespace, rules);
-  else bound('ClusterRole', options.name, undefined, rules);
-  if (options.leaderElection ?? true) {
-    const leaseRules: PolicyRule[] = [
-      {
-        apiGroups: ['coordination.k8s.io'],
-        resources: ['leases'],
-        verbs: ['create', 'get', 'list', 'update', 'watch'],
-      },
-    ];
-    bound('Role', `${options.name}-leader-election`, options.namespace, leaseRules);
   }
-  if (options.namespaceRules?.length)
-    bound('Role', `${options.name}-namespace`, options.namespace, options.namespaceRules);
   return objects;
 }

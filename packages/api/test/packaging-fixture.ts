@@ -25,3 +25,42 @@ export const gizmoOperator = defineOperator({
   resources: [Gizmo],
   controllers: [gizmos],
 });
+
+/**
+ * The same operator, narrowing its own writes to the Gizmos' objects and installing a policy of
+ * its own keyed on its identity: the packaging of admission policies.
+ */
+export const ownedGizmoOperator = defineOperator({
+  name: 'owned-gizmo-operator',
+  image: 'registry.example/owned-gizmo-operator:1.0.0',
+  resources: [Gizmo],
+  controllers: [gizmos],
+  ownership: { label: 'packaging-test.kanri.dev/gizmo', owner: { apiVersion: Gizmo.apiVersion, kind: Gizmo.kind } },
+  admissionPolicies: (install) => [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'gizmo-configmaps.packaging-test.kanri.dev' },
+      spec: {
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['configmaps'] }],
+        },
+        matchConditions: [
+          { name: 'not-the-operator', expression: `request.userInfo.username != '${install.username}'` },
+        ],
+        validations: [
+          {
+            expression:
+              "!has(oldObject.metadata.labels) || !('packaging-test.kanri.dev/gizmo' in oldObject.metadata.labels)",
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'gizmo-configmaps.packaging-test.kanri.dev' },
+      spec: { policyName: 'gizmo-configmaps.packaging-test.kanri.dev', validationActions: ['Deny'] },
+    },
+  ],
+});

@@ -11,7 +11,7 @@ import type { Deployment } from 'kubernetes-types/apps/v1.js';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { parseAllDocuments } from 'yaml';
 import { helmChart, operatorManifests } from '../src/index.js';
-import { gizmoOperator } from './packaging-fixture.js';
+import { gizmoOperator, ownedGizmoOperator } from './packaging-fixture.js';
 
 const run = promisify(execFile);
 const RELEASE = 'gizmo';
@@ -176,6 +176,34 @@ describe('the generated Helm chart with the real helm on a real control plane', 
     await assert.rejects(
       helmRun('template', RELEASE, chartDir, '--set', 'crdDeletionGuard.enabled=sometimes'),
       /crdDeletionGuard/,
+    );
+  });
+
+  it('renders the admission policies keyed on the release namespace, needs Kubernetes 1.30, and the API server takes them', async () => {
+    const ownedDir = join(dir, ownedGizmoOperator.name);
+    for (const file of helmChart(ownedGizmoOperator)) {
+      await mkdir(dirname(join(ownedDir, file.path)), { recursive: true });
+      await writeFile(join(ownedDir, file.path), file.content);
+    }
+    await helmRun('lint', '--strict', ownedDir);
+    await assert.rejects(
+      helmRun('template', 'owned', ownedDir, '--kube-version', '1.29.0'),
+      /chart requires kubeVersion: >=1\.30\.0-0 which is incompatible with Kubernetes v1\.29\.0/,
+    );
+    const policies = parseRendered(
+      await helmRun('template', 'owned', ownedDir, '--namespace', 'owned-ns', '--kube-version', '1.30.0'),
+    ).filter((r) => r.source.endsWith('templates/admission-policies.yaml'));
+    assert.deepEqual(
+      policies.filter((r) => r.object.kind === 'ValidatingAdmissionPolicy').map((r) => r.object.metadata?.name),
+      ownedGizmoOperator.policyNames(),
+    );
+    const text = JSON.stringify(policies.map((r) => r.object));
+    assert.ok(text.includes("'system:serviceaccount:owned-ns:owned-gizmo-operator'"));
+    assert.ok(!text.includes('kanri-release-namespace'));
+    // A dry run compiles every CEL expression and checks every field the API server knows.
+    await apply(
+      policies.map((r) => r.object),
+      { dryRun: true },
     );
   });
 

@@ -14,7 +14,7 @@ import {
   parseImage,
 } from '../src/index.js';
 import { block, inline, templateYaml, withValue } from '../src/packaging/template-yaml.js';
-import { Gizmo, gizmoOperator, gizmos } from './packaging-fixture.js';
+import { Gizmo, gizmoOperator, gizmos, ownedGizmoOperator } from './packaging-fixture.js';
 
 type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 
@@ -395,6 +395,53 @@ describe('helmChart', () => {
     assert.deepEqual(parse(off.find((f) => f.path === 'values.yaml')?.content ?? '').crdDeletionGuard, {
       enabled: false,
     });
+  });
+});
+
+describe('the packaging of admission policies', () => {
+  const files = helmChart(ownedGizmoOperator);
+  const file = (path: string) => files.find((f) => f.path === path)?.content ?? assert.fail(`no ${path}`);
+  const user = (namespace: string) => `system:serviceaccount:${namespace}:owned-gizmo-operator`;
+
+  it('says the chart needs Kubernetes 1.30 (admissionregistration.k8s.io/v1 policies), 1.25 without policies', () => {
+    assert.equal(parse(file('Chart.yaml')).kubeVersion, '>=1.30.0-0');
+    assert.equal(
+      parse(helmChart(gizmoOperator).find((f) => f.path === 'Chart.yaml')?.content ?? '').kubeVersion,
+      '>=1.25.0-0',
+    );
+  });
+
+  it("keys the chart's policies on the operator's ServiceAccount in the release namespace", () => {
+    const policies = file('templates/admission-policies.yaml');
+    assert.doesNotMatch(policies, /kanri-release-namespace"? *$/m);
+    assert.ok(policies.includes('| replace "kanri-release-namespace" .Release.Namespace | quote }}'));
+    assert.ok(policies.includes('name: owned-gizmo-operator-owned-writes.kanri.dev'));
+    assert.ok(policies.includes('name: gizmo-configmaps.packaging-test.kanri.dev'));
+    assert.doesNotMatch(policies, /owned-gizmo-operator-system/, 'no fixed namespace');
+  });
+
+  it("keys the plain manifests' policies on the namespace they install into", () => {
+    const { policies, all } = operatorManifests(ownedGizmoOperator, { namespace: 'ops' });
+    const text = JSON.stringify(policies);
+    assert.ok(text.includes(user('ops')));
+    assert.ok(!text.includes(user('owned-gizmo-operator-system')));
+    assert.deepEqual(
+      policies.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => (o.metadata as { name: string }).name),
+      ownedGizmoOperator.policyNames(),
+    );
+    const env = deploymentOf(all).spec?.template.spec?.containers[0]?.env ?? [];
+    assert.deepEqual(
+      env.find((e) => e.name === 'KANRI_ADMISSION_POLICIES'),
+      { name: 'KANRI_ADMISSION_POLICIES', value: 'check' },
+    );
+    assert.ok(
+      file('templates/deployment.yaml').includes(
+        'value: {{ if .Values.watchNamespace }}"installed"{{ else }}"check"{{ end }}',
+      ),
+      'a chart for one namespace vouches for the policies it applied',
+    );
+    const plain = deploymentOf(operatorManifests(gizmoOperator).all).spec?.template.spec?.containers[0]?.env ?? [];
+    assert.ok(!plain.some((e) => e.name === 'KANRI_ADMISSION_POLICIES'), 'none without policies');
   });
 });
 

@@ -8,6 +8,7 @@
  */
 import type { KubeClient } from '@kanri/client';
 import {
+  ANNOTATION,
   BACKUP_ANNOTATION,
   PostgresBackupResource,
   type PostgresCluster,
@@ -46,7 +47,8 @@ export function buildS3CredsSecret(cluster: string, namespace: string, s3: S3Ser
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: `${cluster}-s3-creds`, namespace },
+    // The one annotation that lets the cluster use it (Kanri refuses a Secret that does not consent).
+    metadata: { name: `${cluster}-s3-creds`, namespace, annotations: { [ANNOTATION.allowedClusters]: cluster } },
     stringData: {
       's3.conf': `[global]\n${REPO}-s3-key=${s3.accessKeyId}\n${REPO}-s3-key-secret=${s3.secretAccessKey}\n`,
       'ca.crt': s3.caPem,

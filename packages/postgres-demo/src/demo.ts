@@ -114,10 +114,12 @@ export async function serve(dir: string): Promise<void> {
       admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'kanri-demo', force: true });
     for (const crd of postgresOperator.crds()) await apply(crd);
     await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
-    for (const object of [...postgresOperator.rbac(), ...postgresOperator.admissionPolicies]) await apply(object);
+    for (const object of postgresOperator.rbac()) await apply(object);
     await waitFor('the CRD to be served', () =>
       admin.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: NAMESPACE }),
     );
+    // Once PostgresClusters are served: a policy finds them as its params.
+    for (const object of postgresOperator.policies()) await apply(object);
     log('[3/6] Running the operator as its ServiceAccount…');
     const identity = await cp.addUser({
       name: `system:serviceaccount:${postgresOperator.namespace}:${postgresOperator.name}`,

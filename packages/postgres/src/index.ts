@@ -1,6 +1,7 @@
 /** @kanri/postgres: the PostgresCluster API, its operator and the instance agent. */
 
 export * from './api/backup-options.js';
+export * from './api/command-options.js';
 export * from './api/major-upgrade-status.js';
 export * from './api/pg-upgrade.js';
 export * from './api/postgres-backup.js';

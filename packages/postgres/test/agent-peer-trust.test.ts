@@ -59,6 +59,8 @@ function forgedPeerSuite(mutualTls: boolean): void {
     const superuser = makePassword('');
     const replication = makePassword('');
     let lies = 0;
+    /** When each connection reached the forger (performance.now()): it was dialled at all. */
+    const dialled: number[] = [];
     let stopSigner: (() => void) | undefined;
     const untilReady = (pod: string, role: string) => untilReportReady(client, NAMESPACE, pod, role);
 
@@ -122,6 +124,9 @@ function forgedPeerSuite(mutualTls: boolean): void {
       forger = stranger
         ? createHttpsServer({ cert: stranger.certPem, key: stranger.keyPem }, answerForged)
         : createServer(answerForged);
+      // Every TCP connection, before TLS: with mutual TLS the replica must dial the forger and then
+      // refuse it, or "no request reached it" would hold for a replica that never asked.
+      forger.on('connection', () => dialled.push(performance.now()));
       await new Promise<void>((resolve) => forger?.listen(mutualTls ? PORT.peer : PORT.agent, forgerIP, resolve));
       const common = {
         root,
@@ -179,6 +184,12 @@ function forgedPeerSuite(mutualTls: boolean): void {
           `# ${mutualTls ? 'mutual TLS: ' : ''}took over ${seconds.toFixed(1)} s after the primary died, after ${lies} forged answers`,
         );
         if (mutualTls) {
+          const asked = dialled.filter((at) => at >= started).length;
+          console.log(`# mutual TLS: the forger was dialled ${asked} times after the primary died`);
+          assert.ok(
+            asked > 0,
+            'the replica dialled the forger after the primary died (else the refusal proves nothing)',
+          );
           assert.equal(lies, 0, 'no request reached the forger: the replica refused its certificate first');
           assert.ok(!heldBack.test(replica.log()), 'the forged position never counted');
           assert.match(replica.log(), /serving the peer API over mutual TLS/);

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ForbiddenError, KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, isProcessAlive, startControlPlane, waitFor } from '@kanri/testenv';
-import { API_VERSION, buildInstanceRoleRules, KIND, LABEL, names, PORT } from '../src/contract/index.js';
+import {
+  API_VERSION,
+  buildInstanceRoleRules,
+  KIND,
+  LABEL,
+  names,
+  PEER_FAILSAFE_PATH,
+  PORT,
+} from '../src/contract/index.js';
 import {
   type AgentProcess,
   chownToPostgres,
@@ -291,6 +299,21 @@ describe('instance agent: a three-instance cluster', { timeout: 600_000 }, () =>
       assert.match(metrics, new RegExp(`^kanri_postgres_role\\{role="${role}"\\} 1$`, 'm'));
       assert.match(metrics, /^kanri_postgres_replayed_lsn_bytes [1-9]\d*$/m);
     }
+  });
+
+  it('refuses POST /failsafe over plain HTTP: an agent without a peer certificate vouches for nobody', async () => {
+    // These agents have no peer certificate (no operator certifies them): plain HTTP is all they serve.
+    const replica = ips[1] as string;
+    const response = await fetch(`http://${replica}:${PORT.agent}${PEER_FAILSAFE_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ leader: PODS[0] }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = await response.text();
+    assert.equal(response.status, 403, body);
+    assert.match(body, /only to a certified peer over mutual TLS/);
+    assert.doesNotMatch(agents[1]?.log() ?? '', /vouched for the primary/);
   });
 
   it('applies a changed parameter from the ConfigMap with a reload', async () => {

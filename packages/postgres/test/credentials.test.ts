@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ForbiddenError, KubeClient, type KubeObject } from '@kanri/client';
 import { type ControlPlane, startControlPlane } from '@kanri/testenv';
-import type { PostgresCluster } from '../src/index.js';
+import { LABEL, type PostgresCluster } from '../src/index.js';
 import { readCredentials } from '../src/operator/credentials.js';
 
 const cluster = {
@@ -31,8 +31,9 @@ describe('the cluster credentials', () => {
   });
 
   it('keep the password of a Secret the cache misses but the API server has, and generate only the absent ones', async () => {
+    // The cluster's own (its label; issue 37 finding 10): only such a Secret lends its password.
     await client.resource<KubeObject>('v1', 'Secret').create({
-      metadata: { name: 'db-superuser', namespace: 'default' },
+      metadata: { name: 'db-superuser', namespace: 'default', labels: { [LABEL.cluster]: 'db' } },
       stringData: { password: 'in-use-by-the-instances' },
     } as KubeObject);
     const signal = AbortSignal.timeout(10_000);
@@ -42,6 +43,33 @@ describe('the cluster credentials', () => {
     assert.match(first.users.app ?? '', /^[A-Za-z0-9_-]{32}$/);
     const second = await readCredentials(cluster, { get: missing, client, signal } as never);
     assert.equal(second.superuser, 'in-use-by-the-instances', 'stable across reconciles');
+  });
+
+  it("take no password from a Secret that is not the cluster's: another cluster's, or one planted without its label", async () => {
+    await client.resource<KubeObject>('v1', 'Secret').create({
+      metadata: { name: 'db-replication', namespace: 'default' },
+      stringData: { password: 'planted' },
+    } as KubeObject);
+    await client.resource<KubeObject>('v1', 'Secret').create({
+      metadata: {
+        name: 'db-pguser-app',
+        namespace: 'default',
+        labels: { [LABEL.cluster]: 'db-pguser' },
+        ownerReferences: [
+          {
+            apiVersion: 'postgres.kanri.dev/v1',
+            kind: 'PostgresCluster',
+            name: 'db-pguser',
+            uid: 'x',
+            controller: true,
+          },
+        ],
+      },
+      stringData: { password: 'another-clusters' },
+    } as KubeObject);
+    const read = await readCredentials(cluster, { get: missing, client, signal: AbortSignal.timeout(10_000) } as never);
+    assert.notEqual(read.replication, 'planted');
+    assert.notEqual(read.users.app, 'another-clusters');
   });
 
   it('fail, rather than generate, when the API server cannot say whether the Secret exists', async () => {

@@ -98,7 +98,7 @@ describe('a former primary that pg_rewind cannot bring back is re-cloned', { tim
       300_000,
       250,
     );
-    console.log(`# ${primary} without its WAL rejoined: ${report.rejoin}`);
+    console.log(`# ${primary} without its WAL rejoined (${env.nodes} nodes): ${report.rejoin}`);
     assert.match(report.rejoin ?? '', RECLONED_DECISION);
     assert.ok(report.rejoin?.startsWith(`re-cloned from ${holder}:`), `cloned from the new primary ${holder}`);
     assert.ok(report.rejoin?.includes('pgdata.diverged'), 'the report says where the diverged data directory is');

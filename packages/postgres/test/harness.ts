@@ -77,6 +77,8 @@ export interface InstanceHost {
 
 export interface PostgresEnv {
   readonly cp: ControlPlane;
+  /** Applies the operator's admission policies (already done unless `admissionPolicies: false`). */
+  installPolicies(): Promise<void>;
   /** Admin client. */
   readonly client: KubeClient;
   readonly logDir: string;
@@ -111,6 +113,8 @@ export async function startPostgresEnv(
     extraTags?: Readonly<Record<string, string>>;
     /** Install the operator for this namespace alone: Roles there, no ClusterRole, KANRI_WATCH_NAMESPACE. */
     watchNamespace?: string;
+    /** Apply the operator's admission policies (default true); false leaves them to `installPolicies()`. */
+    admissionPolicies?: boolean;
   } = {},
 ): Promise<PostgresEnv> {
   if (options.realNodes) {
@@ -122,7 +126,7 @@ export async function startPostgresEnv(
     return installOperator(
       await startControlPlane({ realNodes: { count: options.realNodes, imageArchives: [image.archive] } }),
       'real',
-      options.watchNamespace,
+      options,
     );
   }
   // pgBackRest runs as the agent's user, which cannot read the cache under /root: a staged copy.
@@ -155,15 +159,16 @@ export async function startPostgresEnv(
       images,
     },
   });
-  return installOperator(cp, 'process', options.watchNamespace);
+  return installOperator(cp, 'process', options);
 }
 
 /** The CRDs, the operator's namespace, RBAC and identity on a started control plane; the env around them. */
 async function installOperator(
   cp: ControlPlane,
   nodes: PostgresEnv['nodes'],
-  watchNamespace: string | undefined,
+  options: { watchNamespace?: string; admissionPolicies?: boolean },
 ): Promise<PostgresEnv> {
+  const { watchNamespace } = options;
   const logDir = await mkdtemp(join(tmpdir(), 'kanri-pg-logs-'));
   const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   const apply = (o: Record<string, unknown>) =>
@@ -174,10 +179,15 @@ async function installOperator(
   await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: postgresOperator.namespace } });
   if (watchNamespace) await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watchNamespace } });
   const rbac = postgresOperator.rbac(watchNamespace ? { watchNamespace } : {});
-  for (const object of [...rbac, ...postgresOperator.admissionPolicies]) await apply(object);
+  for (const object of rbac) await apply(object);
   await waitFor('the PostgresCluster CRD to be served', () =>
     client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster').list({ namespace: 'default' }),
   );
+  // After the CRD is served: one policy finds the operator's PostgresClusters as its params.
+  const installPolicies = async () => {
+    for (const object of postgresOperator.policies()) await apply(object);
+  };
+  if (options.admissionPolicies ?? true) await installPolicies();
   await waitFor('the PostgresBackup CRD to be served', () =>
     client.resource(PostgresBackupResource.apiVersion, PostgresBackupResource.kind).list({ namespace: 'default' }),
   );
@@ -232,6 +242,7 @@ async function installOperator(
   };
   return {
     cp,
+    installPolicies,
     client,
     logDir,
     nodes,
@@ -255,7 +266,9 @@ async function installOperator(
           KUBECONFIG: identity.kubeconfigPath,
           KANRI_BIND_ADDRESS: '127.0.0.1:0',
           KANRI_LOG_LEVEL: 'debug',
-          ...(watchNamespace ? { KANRI_WATCH_NAMESPACE: watchNamespace } : {}),
+          // As the chart does: an install for one namespace cannot read the cluster-scoped
+          // policies, and its installer (this harness) vouches for them.
+          ...(watchNamespace ? { KANRI_WATCH_NAMESPACE: watchNamespace, KANRI_ADMISSION_POLICIES: 'installed' } : {}),
           ...options.env,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -274,11 +287,20 @@ async function installOperator(
     allLogs,
     async stop() {
       await stopOperator();
-      // Every end-to-end test runs with the instance and repo host admission policies in force: a
-      // write of an agent's they refused is a bug in them or in the agent, whatever the test checked.
+      // Every end-to-end test runs with the admission policies in force: a write of an agent's
+      // (instance or repo host) or the operator's they refused is a bug in them or in its writer,
+      // whatever the test checked.
+      const guarded = postgresOperator
+        .policyNames()
+        .filter(
+          (name) =>
+            name.startsWith('instance-') ||
+            name.startsWith('repo-host-') ||
+            name.startsWith(`${postgresOperator.name}-`),
+        );
       const refused = (await allLogs())
         .split('\n')
-        .filter((line) => /ValidatingAdmissionPolicy '(instance|repo-host)-/.test(line));
+        .filter((line) => guarded.some((name) => line.includes(`ValidatingAdmissionPolicy '${name}'`)));
       await client.close();
       await cp.stop();
       await rm(logDir, { recursive: true, force: true });

@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import type { KubeObject } from '@kanri/client';
-import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
+import { type CertificateAuthority, createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
 import { waitFor } from '@kanri/testenv';
 import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
@@ -61,6 +61,8 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
   let env: PostgresEnv;
   let dir: string;
   let password: string;
+  /** The CA of spec.tls.replicationSecret, once a test has named one: postgres trusts it for client certificates. */
+  let replicationCa: CertificateAuthority | undefined;
   const psql = findPgBin(process.env.PG_BIN);
 
   /** psql through the primary Service with `conninfo` added; resolves its output, or rejects with its error. */
@@ -290,7 +292,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     const corpCa = await createCertificateAuthority({ commonName: 'corp-ca' });
     const corp = await createServingCertificate({ dnsNames: postgresServerDnsNames(CLUSTER, 'default'), ca: corpCa });
     await env.client.resource('v1', 'Secret').create({
-      metadata: { name: 'corp-tls', namespace: 'default' },
+      metadata: { name: 'corp-tls', namespace: 'default', annotations: { [ANNOTATION.allowedClusters]: CLUSTER } },
       type: 'kubernetes.io/tls',
       stringData: { 'ca.crt': corpCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem },
     });
@@ -387,7 +389,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
   });
 
   it("lets replicas log in with the user's certificate, whose CA postgres then trusts", async () => {
-    const replicationCa = await createCertificateAuthority({ commonName: 'corp-replication-ca' });
+    replicationCa = await createCertificateAuthority({ commonName: 'corp-replication-ca' });
     const mine = await createServingCertificate({
       dnsNames: ['replication'],
       commonName: 'streaming_replica',
@@ -395,7 +397,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
       ca: replicationCa,
     });
     await env.client.resource('v1', 'Secret').create({
-      metadata: { name: 'corp-repl', namespace: 'default' },
+      metadata: { name: 'corp-repl', namespace: 'default', annotations: { [ANNOTATION.allowedClusters]: CLUSTER } },
       type: 'kubernetes.io/tls',
       stringData: { 'ca.crt': replicationCa.caCertPem, 'tls.crt': mine.certPem, 'tls.key': mine.keyPem },
     });
@@ -432,7 +434,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
     });
   });
 
-  it("refuses the superuser's password from the network by default, and pg_rewind still gets in with the cluster's certificate", async () => {
+  it('refuses the superuser from the network by default, by password or by a certificate of any trusted CA, and pg_rewind gets in as streaming_replica', async () => {
     await clusters(env.client).patch(
       CLUSTER,
       { spec: { enableSuperuserAccess: false } },
@@ -448,11 +450,36 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
       60_000,
       500,
     );
-    // Over TLS only a client certificate for postgres (the agents') gets in; the password does not.
-    assert.match(refused, /connection requires a valid client certificate/);
+    assert.match(refused, /pg_hba\.conf rejects connection for host .*user "postgres"/);
+    // Issue 37, finding 2: a certificate naming postgres is no way in either, whichever CA postgres
+    // trusts issued it: the user's replication CA (a shared issuer could issue it to anyone), or
+    // the cluster's own. Before, `hostssl all postgres all cert` let both in as the superuser.
+    assert.ok(replicationCa, 'the replication CA of the test before is trusted');
+    const clusterCa = {
+      caCertPem: await secretValue(env.client, names.postgresCa(CLUSTER), 'ca.crt'),
+      caKeyPem: await secretValue(env.client, names.postgresCa(CLUSTER), 'ca.key'),
+    };
+    for (const [issuer, ca] of [
+      ['the replication CA', replicationCa],
+      ["the cluster's CA", clusterCa],
+    ] as const) {
+      const superuserCert = await createServingCertificate({
+        ca,
+        commonName: 'postgres',
+        dnsNames: ['anyone'],
+        clientAuth: true,
+      });
+      const [cert, key] = [join(dir, 'postgres.crt'), join(dir, 'postgres.key')];
+      await writeFile(cert, superuserCert.certPem, { mode: 0o600 });
+      await writeFile(key, superuserCert.keyPem, { mode: 0o600 });
+      const answer = await viaPsql(`sslmode=require sslcert=${cert} sslkey=${key}`, 'SELECT current_user').catch(
+        (e: unknown) => String(e),
+      );
+      assert.match(answer, /pg_hba\.conf rejects connection for host .*user "postgres"/, `CN=postgres from ${issuer}`);
+    }
 
     // The primary goes, its replica takes over, and the old primary, back on its volume, rejoins:
-    // pg_rewind (and its checkpoint) reach the new primary as the superuser, by certificate only.
+    // pg_rewind reaches the new primary as streaming_replica, by verify-full and its certificate.
     const before = (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).status?.primary ?? '';
     assert.ok(before);
     await env.client.resource('v1', 'Pod').delete(before, { namespace: 'default' });

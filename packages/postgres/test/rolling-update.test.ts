@@ -1,7 +1,9 @@
 /**
  * Issue 15, rolling updates, end to end on 3 process nodes under write load through
  * `<name>-primary`, in synchronous mode: an image change from Debian's 15.18 to Debian's 15.20 (bookworm-security's) updates
- * the replicas one at a time, then switches over once and updates the old primary, losing no
+ * the replicas one at a time (no instance's old Pod goes before the one replaced before it is
+ * ready again), then switches over once (the leader Lease changes hands once: Events are no
+ * count, the recorder drops them after 25 per object) and updates the old primary, losing no
  * acknowledged commit; an image that cannot run halts the rollout after the first replica, with
  * the primary untouched and a condition naming the Pod, and reverting the image heals it. Restart-only
  * parameters restart postgres in place (same Pods), replicas first, or the primary first when a
@@ -13,14 +15,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEBIAN_POSTGRES_BIN, postgresVersionOf, waitFor } from '@kanri/testenv';
-import type { Pod } from 'kubernetes-types/core/v1.js';
 import { ANNOTATION } from '../src/contract/index.js';
 import { IMAGE } from './harness.js';
-import { clusterEvents, occurrences } from './support/cluster-observers.js';
+import { clusterEvents, occurrences, overlappingOutages } from './support/cluster-observers.js';
 import {
   clusters,
   type FailoverEnv,
   failoverCluster,
+  leaseTransitions,
   podsOf,
   reportOf,
   SequenceWriter,
@@ -35,9 +37,15 @@ const FROM = postgresVersionOf(DEBIAN_POSTGRES_BIN); // 15.18 here
 // Debian's bookworm-security 15.20 (testenv fetches it); a machine already on 15.20 rolls to PyPI's 15.19.
 const TO = FROM === '15.20' ? '15.19' : '15.20';
 
-/** Each Pod's UID as first seen, and when a new UID replaced it (performance.now()). */
+/**
+ * Each Pod's UID as first seen; when a new UID replaced it, when the old Pod was first seen deleted
+ * or gone, and when the new one was first seen ready (its agent's report: what the rollout waits
+ * for), all performance.now(). Every poll is one list, one view of every Pod at once.
+ */
 class ReplacementLog {
   readonly replacedAt = new Map<string, number>();
+  readonly downAt = new Map<string, number>();
+  readonly readyAt = new Map<string, number>();
   readonly #uids = new Map<string, string>();
   #stop = new AbortController();
   #running: Promise<void> | undefined;
@@ -47,13 +55,22 @@ class ReplacementLog {
   start(): void {
     this.#running = (async () => {
       while (!this.#stop.signal.aborted) {
-        for (const pod of await podsOf(this.env.client, CLUSTER).catch(() => [] as Pod[])) {
+        const pods = await podsOf(this.env.client, CLUSTER).catch(() => undefined);
+        const now = performance.now();
+        for (const pod of pods ?? []) {
           const name = pod.metadata?.name ?? '';
           const uid = pod.metadata?.uid ?? '';
           const known = this.#uids.get(name);
           if (known === undefined) this.#uids.set(name, uid);
-          else if (known !== uid && !this.replacedAt.has(name)) this.replacedAt.set(name, performance.now());
+          else if (known !== uid && !this.replacedAt.has(name)) this.replacedAt.set(name, now);
+          if (known === uid && pod.metadata?.deletionTimestamp && !this.downAt.has(name)) this.downAt.set(name, now);
+          if (known !== undefined && known !== uid && reportOf(pod)?.ready && !this.readyAt.has(name))
+            this.readyAt.set(name, now);
         }
+        // A Pod deleted and gone between two polls: out from this poll on.
+        for (const name of this.#uids.keys())
+          if (pods && !this.downAt.has(name) && !pods.some((p) => p.metadata?.name === name))
+            this.downAt.set(name, now);
         await sleep(100);
       }
     })();
@@ -110,7 +127,7 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
 
   it(`an image change ${FROM} → ${TO} updates the replicas one at a time, switches over once, and loses no commit`, async () => {
     const { primary: oldPrimary } = await waitHealthy(env.client, CLUSTER, 3);
-    const eventsBefore = occurrences(await clusterEvents(env.client, CLUSTER), 'PrimaryChanged');
+    const transitionsBefore = await leaseTransitions(env.client, CLUSTER);
     const writer = new SequenceWriter(env.cp, CLUSTER, password);
     const replacements = new ReplacementLog(env);
     replacements.start();
@@ -123,6 +140,7 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
     await sleep(1_000);
     await writer.stop();
     await replacements.stop();
+    const at = (ms: number) => `${((ms - started) / 1000).toFixed(1)} s`;
     console.log(`# rollout ${FROM} → ${TO}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
     // Replicas first, one at a time; the old primary last.
@@ -133,13 +151,27 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
     );
     const order = [...replacements.replacedAt].sort((a, b) => a[1] - b[1]).map(([name]) => name);
     assert.equal(order.at(-1), oldPrimary, `the old primary is replaced last (order ${order.join(', ')})`);
+    const outages = order.map((pod) => ({
+      pod,
+      from: replacements.downAt.get(pod) ?? Number.NaN,
+      to: replacements.readyAt.get(pod),
+    }));
+    assert.ok(
+      outages.every((o) => Number.isFinite(o.from)),
+      `every old Pod was seen going: ${JSON.stringify(outages)}`,
+    );
+    const windows = outages
+      .map((o) => `${o.pod} out ${at(o.from)}–${o.to === undefined ? 'never ready' : at(o.to)}`)
+      .join(', ');
+    console.log(`# one at a time: ${windows}`);
+    assert.deepEqual(overlappingOutages(outages), [], `one instance at a time: ${windows}`);
     assert.notEqual(newPrimary, oldPrimary);
-    const events = await clusterEvents(env.client, CLUSTER);
-    const changes = events.filter((e) => e.reason === 'PrimaryChanged');
+    const transitions = (await leaseTransitions(env.client, CLUSTER)) - transitionsBefore;
+    const changes = (await clusterEvents(env.client, CLUSTER)).filter((e) => e.reason === 'PrimaryChanged');
     assert.equal(
-      occurrences(events, 'PrimaryChanged') - eventsBefore,
+      transitions,
       1,
-      `exactly one change of primary: ${changes.map((e) => e.note).join('; ')}`,
+      `exactly one change of primary (the Lease changed hands ${transitions} times; Events: ${changes.map((e) => e.note).join('; ')})`,
     );
     assert.equal(done.status?.conditions?.find((c) => c.type === 'RolloutHalted')?.status, 'False');
 
@@ -160,7 +192,6 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
       const length = (writer.acks[i]?.at ?? 0) - (writer.acks[i - 1]?.at ?? 0);
       if (length > gap) [gap, gapAt] = [length, writer.acks[i - 1]?.at ?? 0];
     }
-    const at = (ms: number) => `${((ms - started) / 1000).toFixed(1)} s`;
     console.log(
       `# acknowledged ${writer.acks.length}, lost ${lost.length}, longest write gap ${(gap / 1000).toFixed(2)} s from ${at(gapAt)}; Pods replaced at ${order.map((name) => `${name} ${at(replacements.replacedAt.get(name) ?? 0)}`).join(', ')}; writer errors ${writer.errors}`,
     );
@@ -326,7 +357,8 @@ describe('rolling updates of the instance Pods', { timeout: 20 * 60_000 }, () =>
       5 * 60_000,
       500,
     );
-  const primaryChanges = async () => occurrences(await clusterEvents(env.client, CLUSTER), 'PrimaryChanged');
+  /** Changes of primary so far: the leader Lease's transitions (Events stop after 25 per object). */
+  const primaryChanges = () => leaseTransitions(env.client, CLUSTER);
   const uidsNow = async () =>
     new Map((await podsOf(env.client, CLUSTER)).map((p) => [p.metadata?.name ?? '', p.metadata?.uid ?? '']));
   const replacedSince = async (uids: Map<string, string>) =>

@@ -9,6 +9,7 @@ export { isOperatorDefinition, operatorDefinitionProblem } from './operator-chec
 export type { PackagingOptions, ResolvedPackaging } from './options.js';
 export { DEFAULT_RESOURCES, OPERATOR_UID, parseImage, resolvePackaging } from './options.js';
 export {
+  admissionPolicyCheckFromEnv,
   crdDeletionGuardFromEnv,
   managerOptionsFromEnv,
   OPERATOR_ENV,

@@ -18,7 +18,7 @@ export interface OperatorManifests {
   readonly namespace: Record<string, unknown>[];
   readonly crds: Record<string, unknown>[];
   readonly rbac: Record<string, unknown>[];
-  /** The definition's admission policies and bindings (`admissionPolicies`); often none. */
+  /** The definition's admission policies and bindings (`policies()`, keyed on the operator in this namespace); often none. */
   readonly policies: Record<string, unknown>[];
   /** Deployment, metrics Service and, when enabled, the ServiceMonitor. */
   readonly workload: Record<string, unknown>[];
@@ -45,6 +45,8 @@ function plainSettings(def: OperatorDefinition, r: ResolvedPackaging): ObjectSet
     serviceMonitorInterval: r.serviceMonitor.interval,
     serviceMonitorLabels: { ...labels, ...r.serviceMonitor.labels },
     crdDeletionGuard: String(r.crdDeletionGuard),
+    // An install for one namespace has no ClusterRole to read the policies with; it applies them itself.
+    admissionPolicies: def.watchNamespace ? 'installed' : 'check',
   };
 }
 
@@ -69,7 +71,7 @@ export function operatorManifests(def: OperatorDefinition, options: PackagingOpt
   const workload = [buildDeployment(def, s), buildMetricsService(def, s)];
   if (r.serviceMonitor.enabled) workload.push(buildServiceMonitor(def, s));
   const webhook = r.crdDeletionGuard ? buildWebhookObjects(def, s) : [];
-  const policies = def.admissionPolicies.map((o) => structuredClone(o));
+  const policies = def.policies({ namespace: r.namespace });
   return {
     namespace,
     crds,

@@ -20,7 +20,7 @@ export function operatorDefinitionProblem(value: unknown): string | undefined {
   for (const field of ['controllers', 'resources'] as const) {
     if (!Array.isArray(v[field])) return `missing ${field}`;
   }
-  for (const method of ['crds', 'rbac', 'webhookManifests', 'manager'] as const) {
+  for (const method of ['crds', 'rbac', 'policies', 'policyNames', 'webhookManifests', 'manager'] as const) {
     if (typeof v[method] !== 'function') return `missing ${method}() (make it with defineOperator)`;
   }
   return undefined;

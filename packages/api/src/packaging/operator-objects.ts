@@ -30,6 +30,8 @@ export interface ObjectSettings {
   readonly serviceMonitorLabels: Templated<Labels>;
   /** `"true"` or `"false"`: whether the operator serves the CRD deletion guard (when its definition has one). */
   readonly crdDeletionGuard: Templated<string>;
+  /** `"check"` or `"installed"` (`KANRI_ADMISSION_POLICIES`), set when the definition has admission policies. */
+  readonly admissionPolicies: Templated<string>;
   /** Chart only: the one namespace to watch (`KANRI_WATCH_NAMESPACE`), empty for all. */
   readonly watchNamespace?: Templated<string>;
   /** Chart only: pod template annotations. */
@@ -54,6 +56,7 @@ export function buildDeployment(def: OperatorDefinition, s: ObjectSettings): Obj
       { name: OPERATOR_ENV.bindAddress, value: s.bindAddress },
       ...(def.crdDeletionGuard ? [{ name: OPERATOR_ENV.crdDeletionGuard, value: s.crdDeletionGuard }] : []),
       ...(s.watchNamespace !== undefined ? [{ name: OPERATOR_ENV.watchNamespace, value: s.watchNamespace }] : []),
+      ...(def.policyNames().length > 0 ? [{ name: OPERATOR_ENV.admissionPolicies, value: s.admissionPolicies }] : []),
     ],
     ports: [
       { name: 'metrics', containerPort: s.metricsPort, protocol: 'TCP' },

@@ -21,6 +21,12 @@ export const OPERATOR_ENV = {
   crdDeletionGuard: 'KANRI_CRD_DELETION_GUARD',
   /** One namespace to watch (the install's Roles are there); empty or unset: every namespace. */
   watchNamespace: 'KANRI_WATCH_NAMESPACE',
+  /**
+   * `check` (default): the operator reads its admission policies and runs no workloads while one is
+   * missing or unreadable; `installed`: the installer vouches for them, for an install that may not
+   * read cluster-scoped objects (one namespace). A policy it can read and finds missing still stops it.
+   */
+  admissionPolicies: 'KANRI_ADMISSION_POLICIES',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -77,4 +83,22 @@ export function crdDeletionGuardFromEnv(env: Env): boolean {
  */
 export function watchNamespaceFromEnv(env: Env): string | undefined {
   return env[OPERATOR_ENV.watchNamespace]?.trim() || undefined;
+}
+
+/**
+ * Whether the installer vouches for the operator's admission policies (`KANRI_ADMISSION_POLICIES=installed`)
+ * or the operator must see them itself (`check`, the default); anything else is a mistake worth stopping for.
+ *
+ * @example
+ * ```ts
+ * admissionPolicyCheckFromEnv({ KANRI_ADMISSION_POLICIES: 'installed' }); // 'installed'
+ * ```
+ */
+export function admissionPolicyCheckFromEnv(env: Env): 'check' | 'installed' {
+  const value = env[OPERATOR_ENV.admissionPolicies]?.trim().toLowerCase() || 'check';
+  if (value !== 'check' && value !== 'installed')
+    throw new Error(
+      `${OPERATOR_ENV.admissionPolicies} must be "check" or "installed", not "${env[OPERATOR_ENV.admissionPolicies]}"`,
+    );
+  return value;
 }

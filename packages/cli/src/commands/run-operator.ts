@@ -1,7 +1,7 @@
 /**
  * `kanri dev run`: the inner loop of writing an operator. Against the `kanri dev up` control
  * plane (started if none runs, and left running for the next try), it installs the operator's
- * CRDs by server-side apply and runs its manager in this process with readable logs until Ctrl-C,
+ * CRDs and admission policies by server-side apply and runs its manager in this process with readable logs until Ctrl-C,
  * then stops it gracefully. One replica, so no leader election; the health and metrics server
  * listens on loopback only.
  */
@@ -78,8 +78,14 @@ export async function runOperator(options: RunOptions, startControlPlane: StartD
 
   const client = await KubeClient.load({ kubeconfig: state.kubeconfigPath });
   let crds: string[];
+  let policies: string[];
   try {
     crds = await installCrds(client, definition.crds(), shown);
+    // After the CRDs: a policy whose params are custom resources needs their kind served. An
+    // operator that checks its policies (the PostgreSQL operator's) runs nothing without them.
+    for (const policy of definition.policies())
+      await client.apply(policy as KubeObject, { fieldManager: 'kanri-dev', force: true });
+    policies = definition.policyNames();
   } finally {
     await client.close();
   }
@@ -96,6 +102,7 @@ export async function runOperator(options: RunOptions, startControlPlane: StartD
   console.log(`Operator ${definition.name} from ${shown}`);
   console.log(`Control plane ${state.server}; export KUBECONFIG=${state.kubeconfigPath}`);
   console.log(`CRDs installed: ${crds.join(', ') || '(none)'}`);
+  if (policies.length > 0) console.log(`Admission policies installed: ${policies.join(', ')}`);
   console.log(`Running ${definition.controllers.length} controller(s); Ctrl-C stops the operator.`);
 
   const running = manager.start();

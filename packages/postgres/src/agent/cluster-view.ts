@@ -159,6 +159,15 @@ export class ClusterView {
     return this.#tls?.onChange(() => handler()) ?? (() => undefined);
   }
 
+  /**
+   * The TLS Secret's and the ConfigMap's caches have listed once: absent from them now means
+   * deleted, not "not known yet". A view that follows no TLS Secret (the repo host's) never knows
+   * it, so it never takes it for deleted.
+   */
+  get materialKnown(): { readonly tls: boolean; readonly config: boolean } {
+    return { tls: this.#tls?.status.synced ?? false, config: this.#configMap.status.synced };
+  }
+
   /** PostgreSQL's TLS Secret's data (base64, as stored); undefined while it does not exist. */
   get tlsData(): Readonly<Record<string, string>> | undefined {
     const secret = this.#tls?.getByName(this.#config.namespace, names.postgresTls(this.#config.cluster));

@@ -46,6 +46,12 @@ it('reads what a major upgrade needs: the major to upgrade from, and where other
   );
 });
 
+it('requires TLS at the start unless PGC_TLS_OPTIONAL is exactly true (which the operator never sets)', () => {
+  assert.equal(loadAgentConfig(base).tlsOptional, false);
+  assert.equal(loadAgentConfig({ ...base, [ENV.tlsOptional]: 'yes' }).tlsOptional, false);
+  assert.equal(loadAgentConfig({ ...base, [ENV.tlsOptional]: 'true' }).tlsOptional, true);
+});
+
 it('reads the passwords from the credentials volume when the environment has none, as in a Pod', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kanri-credentials-'));
   try {

@@ -41,6 +41,8 @@ export interface AgentConfig {
   readonly majorUpgradeFrom: number | undefined;
   /** Where the image keeps other majors' programs (ENV.pgBinDirs), as `14=/a/bin;16=/b/bin`. */
   readonly pgBinDirs: string | undefined;
+  /** ENV.tlsOptional: postgres may start without TLS while the agent has none (never on the operator's Pods). */
+  readonly tlsOptional: boolean;
 }
 
 export class AgentConfigError extends Error {
@@ -157,6 +159,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     agentSocket: join(chooseSocketDir(runDir), '.s.kanri'),
     majorUpgradeFrom,
     pgBinDirs: env[ENV.pgBinDirs] || undefined,
+    tlsOptional: env[ENV.tlsOptional] === 'true',
     archiveCommand: buildArchiveCommand(
       process.execPath,
       fileURLToPath(new URL('./pgbackrest-archive-push.js', import.meta.url)),

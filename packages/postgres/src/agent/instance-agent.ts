@@ -31,6 +31,7 @@ import { BackupsState } from './backups/backups-state.js';
 import { runInstanceTlsServer } from './backups/tls-server.js';
 import { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
+import { ConfigFollower } from './config-follower.js';
 import type { AgentContext, Transition } from './context.js';
 import { AgentEvents } from './io/agent-events.js';
 import { startControlServer } from './io/control-server.js';
@@ -59,6 +60,7 @@ import { answerVouch } from './roles/failsafe.js';
 import { runPrimary } from './roles/primary.js';
 import { runRejoin } from './roles/rejoin.js';
 import { runReplica } from './roles/replica.js';
+import { waitForMaterial } from './start-gate.js';
 import { AgentStateStore } from './state.js';
 import { TlsFollower } from './tls-follower.js';
 
@@ -269,7 +271,8 @@ export class InstanceAgent implements HealthSource {
         if (!outcome.ok) this.#ctx.log.warn({ wal: outcome.wal, reason: outcome.reason }, 'WAL archiving failed');
       },
     });
-    const unfollow = this.#followConfiguration();
+    const configFollower = new ConfigFollower(this.#ctx);
+    const unfollow = await configFollower.follow();
     let unfollowTls = () => {};
     const status = this.#status.run(signal);
     // For the agent's whole life, whatever the role: a volume repo's backups reach the primary
@@ -281,14 +284,15 @@ export class InstanceAgent implements HealthSource {
       AbortSignal.any([signal, tlsStop.signal]),
     );
     try {
-      // Booting without the ConfigMap works (postgres starts with defaults and reloads later), so a
-      // slow or missing cache delays the start by at most this much.
+      // A slow cache of the Pods or the Lease delays the start by at most this much; the
+      // configuration and the TLS material are waited for without a limit (start-gate.ts).
       await Promise.race([
         Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
         new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
       ]);
       unfollowTls = await this.#tls.follow();
-      await this.#cycle(signal, kept.watchdog);
+      await waitForMaterial(this.#ctx, { config: () => configFollower.missing, tls: () => this.#tls.missing }, signal);
+      if (!signal.aborted) await this.#cycle(signal, kept.watchdog);
     } finally {
       state.stopped();
       await postgres.stop('fast');
@@ -336,41 +340,5 @@ export class InstanceAgent implements HealthSource {
           break;
       }
     }
-  }
-
-  /**
-   * The operator's ConfigMap and the spec reach postgres and the primary's tasks as they change:
-   * files are rewritten and postgres reloaded once a role has written them.
-   */
-  #followConfiguration(): () => void {
-    const { view, files, postgres, log, db, primaryWakeup } = this.#ctx;
-    files.setOperatorConfig(view.configData);
-    const offConfig = view.onConfigChange(async (data) => {
-      files.setOperatorConfig(data);
-      if (!files.written) return;
-      try {
-        if ((await files.write()) && postgres.reload()) {
-          log.info('configuration changed; postgres reloaded');
-          setTimeout(() => void warnPendingRestart(db, log), 1_000).unref();
-        }
-      } catch (error) {
-        log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
-      }
-    });
-    const offCluster = view.onClusterChange(() => primaryWakeup.wake());
-    return () => {
-      offConfig();
-      offCluster();
-    };
-  }
-}
-
-async function warnPendingRestart(db: LocalDb, log: Logger): Promise<void> {
-  try {
-    const rows = await db.query<{ name: string }>('SELECT name FROM pg_settings WHERE pending_restart');
-    if (rows.length > 0)
-      log.warn({ parameters: rows.map((row) => row.name) }, 'some parameters take effect only after a restart');
-  } catch {
-    // postgres is restarting or stopping; the next change checks again.
   }
 }

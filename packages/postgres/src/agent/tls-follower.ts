@@ -4,14 +4,17 @@
  * renewed certificate is served without a restart or a dropped connection); and the agent's own
  * Pod, for the peer API's mutual TLS, server and client, once the operator has certified the
  * agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
+ * Fail closed: a Secret deleted or not whole leaves the files served until then in place
+ * (io/postgres-tls-files.ts); the agent never goes from TLS back to none.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { ANNOTATION, PORT } from '../contract/index.js';
+import { ANNOTATION, names, PORT } from '../contract/index.js';
 import type { AgentContext } from './context.js';
 import { PeerServer } from './io/peer-server.js';
 import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
 import type { PeerIdentity } from './peer-identity.js';
+import { decodeTlsSecret, readPostgresTls } from './plan/material-plan.js';
 
 type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
 
@@ -24,6 +27,7 @@ export class TlsFollower {
   readonly #identity: PeerIdentity;
   #peerCert: string | undefined;
   #peerAnnotation: string | undefined;
+  #secretUnusable: string | undefined;
 
   constructor(ctx: AgentContext, peerApi: PeerApi, identity: PeerIdentity) {
     this.#ctx = ctx;
@@ -59,6 +63,20 @@ export class TlsFollower {
     };
   }
 
+  /** Why the agent has no TLS material at all (postgres must not start on the network: plan/material-plan.ts); undefined once it has. */
+  get missing(): string | undefined {
+    const { files, view } = this.#ctx;
+    if (files.tls) return undefined;
+    // Read now: a first list that finds nothing delivers no change, and "not known yet" would stay.
+    const read = readPostgresTls(view.tlsData && decodeTlsSecret(view.tlsData), this.#source());
+    return 'missing' in read ? read.missing : 'the TLS files are being written';
+  }
+
+  #source() {
+    const { view, config } = this.#ctx;
+    return { what: `Secret ${names.postgresTls(config.cluster)}`, known: view.materialKnown.tls };
+  }
+
   /** False once the peer API is served over mutual TLS: plain HTTP then answers only probes and metrics. */
   get peerApiOverPlainHttp(): boolean {
     return this.#peerServer === undefined;
@@ -77,11 +95,23 @@ export class TlsFollower {
   async #apply(): Promise<void> {
     const { view, files, postgres, log, config } = this.#ctx;
     try {
-      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'));
+      const source = this.#source();
+      const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'), source);
       this.#required = view.spec?.tls?.required ?? false;
       const was = files.tls !== undefined;
-      files.setTls(tls.files, this.#required);
-      if (tls.files && !was) log.info('serving TLS with the cluster certificates');
+      // Never back to no TLS: without a usable Secret the files served so far stay.
+      files.setTls(tls.files ?? files.tls, this.#required);
+      if (tls.secretUnusable !== this.#secretUnusable) {
+        if (tls.secretUnusable && (tls.files ?? files.tls))
+          log.warn(
+            { problem: tls.secretUnusable },
+            `keeping the TLS certificates served so far until ${source.what} is whole again (the operator re-issues it)`,
+          );
+        else if (tls.secretUnusable) log.info({ problem: tls.secretUnusable }, 'no TLS material yet');
+        else if (this.#secretUnusable) log.info(`${source.what} is whole again; serving it`);
+        this.#secretUnusable = tls.secretUnusable;
+      }
+      if (files.tls && !was) log.info('serving TLS with the cluster certificates');
       await this.#followPeerTls();
       if (!files.written) return;
       const settingsChanged = await files.write();

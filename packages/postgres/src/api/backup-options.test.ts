@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  credentialGlobalOptionsRule,
   declaredRepoNames,
-  FORBIDDEN_POSTGRES_BACKUP_OPTIONS,
-  FORBIDDEN_RESTORE_OPTIONS,
-  forbiddenOption,
+  isCredentialGlobalOption,
   operatorOwnsGlobalOption,
-  refuseOptionsRule,
   repoStorage,
 } from './backup-options.js';
 
@@ -26,27 +24,33 @@ describe('backup options', () => {
     assert.equal(repoStorage({}), undefined);
   });
 
-  it('finds forbidden options as whole words, with = or a space', () => {
-    assert.equal(
-      forbiddenOption(['--type=time', '--target-action=pause'], FORBIDDEN_RESTORE_OPTIONS),
-      '--target-action=pause',
-    );
-    assert.equal(forbiddenOption(['--stanza x'], FORBIDDEN_RESTORE_OPTIONS), '--stanza x');
-    assert.equal(forbiddenOption(['--repo'], FORBIDDEN_RESTORE_OPTIONS), '--repo');
-    assert.equal(forbiddenOption(['--process-max=2 --repo=2'], FORBIDDEN_RESTORE_OPTIONS), '--process-max=2 --repo=2');
-    // Options of one repository, or longer names sharing a prefix, are not the forbidden option.
-    assert.equal(
-      forbiddenOption(['--repo1-retention-full=2', '--typed=x'], FORBIDDEN_POSTGRES_BACKUP_OPTIONS),
-      undefined,
-    );
-    assert.equal(forbiddenOption(['--type=diff'], FORBIDDEN_POSTGRES_BACKUP_OPTIONS), '--type=diff');
-    assert.equal(forbiddenOption(undefined, FORBIDDEN_RESTORE_OPTIONS), undefined);
-  });
-
-  it('builds a CEL rule that uses the same pattern and lists every option in its message', () => {
-    const { rule, message } = refuseOptionsRule(['--a', '--b', '--c'], 'why');
-    assert.equal(rule, "self.all(o, !o.matches(r'(^|\\s)(--a|--b|--c)(=|\\s|$)'))");
-    assert.equal(message, 'options must not set --a, --b or --c: why');
+  it('knows every secret option of pgBackRest as a credential, by its numbered and its deprecated name', () => {
+    for (const key of [
+      'repo1-s3-key',
+      'repo1-s3-key-secret',
+      'repo2-s3-token',
+      'repo1-s3-sse-customer-key',
+      'repo3-gcs-key',
+      'repo4-azure-key',
+      'repo1-azure-account',
+      'repo1-cipher-pass',
+      'repo1-sftp-private-key-passphrase',
+      'repo-s3-key',
+      'repo-s3-key-secret',
+      'repo-cipher-pass',
+    ])
+      assert.equal(isCredentialGlobalOption(key), true, key);
+    for (const key of [
+      'repo1-s3-key-type',
+      'repo1-cipher-type',
+      'repo1-s3-bucket',
+      'repo1-gcs-key-type',
+      'x-repo1-s3-key',
+    ])
+      assert.equal(isCredentialGlobalOption(key), false, key);
+    // The CEL rule uses the same pattern, and its message names the key.
+    assert.match(credentialGlobalOptionsRule.rule, /s3-key-secret/);
+    assert.match(credentialGlobalOptionsRule.messageExpression, /^'option ' \+ self\.filter\(k, /);
   });
 
   it('owns the global options that locate postgres and pgBackRest, and repoN- options of undeclared repositories', () => {
@@ -58,6 +62,12 @@ describe('backup options', () => {
       'config',
       'config-include-path',
       'log-path',
+      // pgBackRest's deprecated names of the same options, which it still reads.
+      'db-path',
+      'db1-host',
+      'db-socket-path',
+      'backup-host',
+      'backup-config',
     ]) {
       assert.equal(operatorOwnsGlobalOption(key, ['repo1']), true, key);
     }
@@ -67,5 +77,7 @@ describe('backup options', () => {
     assert.equal(operatorOwnsGlobalOption('repo2-path', ['repo1', 'repo2']), false);
     assert.equal(operatorOwnsGlobalOption('compress-type', []), false);
     assert.equal(operatorOwnsGlobalOption('pg2-path', ['repo1']), false);
+    assert.equal(operatorOwnsGlobalOption('db-timeout', ['repo1']), false);
+    assert.equal(operatorOwnsGlobalOption('backup-standby', ['repo1']), false);
   });
 });

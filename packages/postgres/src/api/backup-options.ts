@@ -1,6 +1,8 @@
 /**
- * The pgBackRest options users may not set, as constants, as the CEL rules that refuse them at
- * admission and as pure checks that give the same answers (for the operator and for tests).
+ * The pgBackRest `global` options users may not set, and what no spec string written into a
+ * configuration file may hold, as constants, as the CEL rules that refuse them at admission and as
+ * pure checks that give the same answers (for the operator and for tests). The command-line
+ * options of backup and restore are allow-listed in command-options.ts.
  */
 
 /** Repository names pgBackRest numbers: `repo1` … `repo4`. */
@@ -24,45 +26,23 @@ export const OPERATOR_OWNED_GLOBAL_OPTIONS = [
 export const OPERATOR_OWNED_GLOBAL_PREFIXES = ['pg1-host', 'config'] as const;
 
 /**
- * Restore options refused, as PGO refuses them: the operator sets the stanza, the data directory,
- * what happens at the recovery target and the links; the repository comes from `repoName`.
+ * pgBackRest's deprecated names of options the operator owns, which it still reads: `db-path` is
+ * `pg1-path`, `db-host` `pg1-host`, `backup-host` `repo1-host` (a host that would receive every
+ * backup and WAL segment), and so on.
  */
-export const FORBIDDEN_RESTORE_OPTIONS = ['--stanza', '--pg1-path', '--target-action', '--link-map', '--repo'] as const;
-
-/** Backup options refused in `manual.options`: the repository comes from `repoName`. */
-export const FORBIDDEN_BACKUP_OPTIONS = ['--stanza', '--pg1-path', '--repo'] as const;
-
-/** Options refused in a PostgresBackup, whose `type` and `repoName` are fields of their own. */
-export const FORBIDDEN_POSTGRES_BACKUP_OPTIONS = [...FORBIDDEN_BACKUP_OPTIONS, '--type'] as const;
+export const OPERATOR_OWNED_GLOBAL_ALIASES =
+  '^(db[0-9]*-(path|host|cmd|config|ssh-port|user|port|socket-path)|backup-(host|cmd|config|ssh-port|user))$';
 
 /**
- * One option per element, as on the command line: `--name=value` or `--name value`. A name
- * matches only as a whole word, so forbidding `--repo` leaves `--repo1-retention-full=2` alone.
+ * pgBackRest's secret options (those its configuration marks secure, and their deprecated
+ * unnumbered names). `global` is copied into ConfigMaps (the restore source a clone reads), so
+ * they belong in a file of a Secret listed in `configuration`.
  */
-const optionPattern = (names: readonly string[]) => `(^|\\s)(${names.join('|')})(=|\\s|$)`;
+export const CREDENTIAL_GLOBAL_OPTIONS =
+  '^repo[0-9]*-(s3-key|s3-key-secret|s3-token|s3-sse-customer-key|gcs-key|azure-key|azure-account|cipher-pass|sftp-private-key-passphrase)$';
 
-/**
- * The first option that sets one of `forbidden`, or undefined. Same answer as the CEL rule of
- * {@link refuseOptionsRule}.
- *
- * @example
- * ```ts
- * forbiddenOption(['--type=time', '--target-action=pause'], FORBIDDEN_RESTORE_OPTIONS); // '--target-action=pause'
- * ```
- */
-export function forbiddenOption(options: readonly string[] | undefined, forbidden: readonly string[]) {
-  const pattern = new RegExp(optionPattern(forbidden));
-  return options?.find((option) => pattern.test(option));
-}
-
-/** A CEL rule for an array of command-line options that refuses every option in `forbidden`. */
-export function refuseOptionsRule(forbidden: readonly string[], why: string) {
-  const listed = `${forbidden.slice(0, -1).join(', ')} or ${forbidden[forbidden.length - 1]}`;
-  return {
-    rule: `self.all(o, !o.matches(r'${optionPattern(forbidden)}'))`,
-    message: `options must not set ${listed}: ${why}`,
-  };
-}
+/** A control character (a newline above all) would start another line of a configuration file. */
+export const CONTROL_CHARACTER = String.raw`[\x00-\x1f\x7f]`;
 
 /**
  * Whether the operator owns a `global` option. Any `repoN-…` option must name a declared
@@ -78,6 +58,7 @@ export function refuseOptionsRule(forbidden: readonly string[], why: string) {
 export function operatorOwnsGlobalOption(key: string, declaredRepos: readonly string[]): boolean {
   if ((OPERATOR_OWNED_GLOBAL_OPTIONS as readonly string[]).includes(key)) return true;
   if (OPERATOR_OWNED_GLOBAL_PREFIXES.some((prefix) => key.startsWith(prefix))) return true;
+  if (new RegExp(OPERATOR_OWNED_GLOBAL_ALIASES).test(key)) return true;
   return /^repo[0-9]+-/.test(key) && !declaredRepos.some((repo) => key.startsWith(`${repo}-`));
 }
 
@@ -85,9 +66,66 @@ export function operatorOwnsGlobalOption(key: string, declaredRepos: readonly st
 export const ownedGlobalOptionsRule = {
   rule: `self.all(k, !(k in ${JSON.stringify(OPERATOR_OWNED_GLOBAL_OPTIONS)}) && ${OPERATOR_OWNED_GLOBAL_PREFIXES.map(
     (p) => `!k.startsWith('${p}')`,
-  ).join(' && ')})`,
-  message: `these options are set by the operator: ${OPERATOR_OWNED_GLOBAL_OPTIONS.join(', ')}, ${OPERATOR_OWNED_GLOBAL_PREFIXES.map((p) => `${p}*`).join(', ')}`,
+  ).join(' && ')} && !k.matches(r'${OPERATOR_OWNED_GLOBAL_ALIASES}'))`,
+  message: `these options are set by the operator: ${OPERATOR_OWNED_GLOBAL_OPTIONS.join(', ')}, ${OPERATOR_OWNED_GLOBAL_PREFIXES.map((p) => `${p}*`).join(', ')}, and their deprecated names (db-path, db-host, backup-host, …)`,
 };
+
+/**
+ * Whether a `global` option is a credential, which only a Secret may hold. Same answer as
+ * {@link credentialGlobalOptionsRule}.
+ *
+ * @example
+ * ```ts
+ * isCredentialGlobalOption('repo1-s3-key-secret'); // true
+ * isCredentialGlobalOption('repo1-s3-key-type'); // false
+ * ```
+ */
+export function isCredentialGlobalOption(key: string): boolean {
+  return new RegExp(CREDENTIAL_GLOBAL_OPTIONS).test(key);
+}
+
+const CREDENTIAL_WHY =
+  'is a credential: put it in a pgBackRest configuration file ([global] section) of a Secret listed in configuration, never in global, which the operator copies into ConfigMaps';
+
+/** CEL on a `global` map: refuses credentials, naming the key. */
+export const credentialGlobalOptionsRule = {
+  rule: `self.all(k, !k.matches(r'${CREDENTIAL_GLOBAL_OPTIONS}'))`,
+  message: `an option ${CREDENTIAL_WHY} (repoN-s3-key, repoN-s3-key-secret, repoN-s3-token, repoN-cipher-pass, …)`,
+  messageExpression: `'option ' + self.filter(k, k.matches(r'${CREDENTIAL_GLOBAL_OPTIONS}'))[0] + ${JSON.stringify(` ${CREDENTIAL_WHY}`)}`,
+};
+
+/**
+ * CEL on a `global` map: keys are pgBackRest option names and values hold no control character;
+ * pgbackrest.conf has no quoting, so either would write another line (another option) into it.
+ */
+export const globalEntriesRules = [
+  {
+    rule: "self.all(k, k.matches(r'^[a-z0-9][a-z0-9-]*$'))",
+    message:
+      'keys are pgBackRest option names: lower-case letters, digits and "-" (a control character or "=" would write another line into pgbackrest.conf)',
+  },
+  {
+    rule: `self.all(k, !self[k].matches(r'${CONTROL_CHARACTER}'))`,
+    message:
+      'values must not hold a control character: pgbackrest.conf has no quoting, so a newline would start another option',
+    messageExpression: `'the value of ' + self.filter(k, self[k].matches(r'${CONTROL_CHARACTER}'))[0] + ' holds a control character: pgbackrest.conf has no quoting, so a newline would start another option'`,
+  },
+];
+
+/**
+ * CEL on a string written into a configuration file: no control character.
+ *
+ * @example
+ * ```ts
+ * z.string().meta({ 'x-kubernetes-validations': [noControlCharacters('pgbackrest.conf')] });
+ * ```
+ */
+export function noControlCharacters(file: string) {
+  return {
+    rule: `!self.matches(r'${CONTROL_CHARACTER}')`,
+    message: `must not hold a control character: it is written into ${file}, where a newline would start another line`,
+  };
+}
 
 /** CEL over repoN- keys of `global`, given a CEL predicate `declared(k)` telling whether k's repository is declared. */
 export const undeclaredRepoOptionRule = (declared: string) => ({

@@ -5,16 +5,25 @@
  */
 import { z } from 'zod';
 import {
-  FORBIDDEN_BACKUP_OPTIONS,
-  FORBIDDEN_RESTORE_OPTIONS,
+  credentialGlobalOptionsRule,
+  globalEntriesRules,
+  noControlCharacters,
   ownedGlobalOptionsRule,
   REPO_NAME_PATTERN,
-  refuseOptionsRule,
   undeclaredRepoOptionRule,
 } from './backup-options.js';
+import { type AllowedOption, BACKUP_OPTIONS, optionRules, RESTORE_OPTIONS } from './command-options.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
 const cel = (...rules: object[]) => ({ 'x-kubernetes-validations': rules });
+
+/** A string written into pgbackrest.conf (directly or as a path it names): no control character. */
+const confText = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .meta(cel(noControlCharacters('pgbackrest.conf')));
 
 const repoName = (what: string) =>
   z
@@ -23,21 +32,24 @@ const repoName = (what: string) =>
     .regex(REPO_NAME_PATTERN)
     .describe(`Name of the repository ${what}: repo1 to repo4, one of spec.backups.pgbackrest.repos.`);
 
-const options = (forbidden: readonly string[], description: string) =>
+const options = (allowed: readonly AllowedOption[], command: string, description: string) =>
   z
     .array(z.string().min(1).max(512))
     .max(32)
-    .meta(cel(refuseOptionsRule(forbidden, 'the operator sets them (choose the repository with repoName)')))
-    .describe(`${description} Not allowed: ${forbidden.join(', ')}.`);
+    .meta(cel(...optionRules(allowed, `pgbackrest ${command}`)))
+    .describe(
+      `${description} Only these are allowed (the repository comes from repoName): ${allowed.map((o) => `--${o.name}`).join(', ')}.`,
+    );
 
 export const restoreOptions = () =>
   options(
-    FORBIDDEN_RESTORE_OPTIONS,
-    'Extra command-line options of pgbackrest restore, one per item, e.g. "--type=time" and "--target=2026-01-02 03:04:05+00" for a point-in-time recovery.',
+    RESTORE_OPTIONS,
+    'restore',
+    'Extra command-line options of pgbackrest restore, one per item, e.g. "--type=time" and "--target=2026-01-02 03:04:05+00" for a point-in-time recovery; --target takes the form of its --type (time, lsn, xid or name).',
   );
 
 const fileItem = z.object({
-  key: z.string().min(1).max(253).describe('Key in the Secret or ConfigMap.'),
+  key: confText(1, 253).describe('Key in the Secret or ConfigMap.'),
   path: z
     .string()
     .max(253)
@@ -79,16 +91,19 @@ export const pgbackrestConfiguration = () =>
     .array(configurationItem)
     .max(16)
     .describe(
-      'pgBackRest configuration files, mounted into /etc/pgbackrest/conf.d beside the configuration the operator generates, e.g. a Secret with repository credentials (repo1-s3-key, repo1-s3-key-secret in a [global] section of a .conf file).',
+      'pgBackRest configuration files, mounted into /etc/pgbackrest/conf.d beside the configuration the operator generates, e.g. a Secret with repository credentials (repo1-s3-key, repo1-s3-key-secret in a [global] section of a .conf file). Each Secret must allow the cluster (annotation postgres.kanri.dev/allowed-clusters listing it, or *); others are not mounted.',
     );
 
 /** The `global` section of the generated pgBackRest configuration. */
 export const pgbackrestGlobal = () =>
   z
     .record(z.string().min(1).max(64), z.string().max(1024))
-    .meta({ maxProperties: 64, ...cel(ownedGlobalOptionsRule) })
+    .meta({
+      maxProperties: 64,
+      ...cel(ownedGlobalOptionsRule, credentialGlobalOptionsRule, ...globalEntriesRules),
+    })
     .describe(
-      'pgBackRest options for the [global] section of the configuration the operator generates, e.g. repo1-retention-full: "14" or repo1-path: /pgbackrest/my-db. Options of a repository (repoN-...) must name a declared one. Options the operator sets are refused.',
+      'pgBackRest options for the [global] section of the configuration the operator generates, e.g. repo1-retention-full: "14" or repo1-path: /pgbackrest/my-db. Options of a repository (repoN-...) must name a declared one. Refused: options the operator sets, credentials (repoN-s3-key, repoN-s3-key-secret, repoN-cipher-pass, ...: put them in a Secret listed in configuration), and control characters.',
     );
 
 const CRON = /^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9A-Za-z*/,?-]+( +[0-9A-Za-z*/,?-]+){4})$/;
@@ -104,20 +119,20 @@ const cron = (type: string) =>
 const storage = {
   s3: z
     .object({
-      bucket: z.string().min(1).max(255).describe('The S3 bucket.'),
-      endpoint: z.string().min(1).max(255).describe('The S3 endpoint for the region, e.g. s3.eu-west-1.amazonaws.com.'),
-      region: z.string().min(1).max(63).describe('The region of the bucket, e.g. eu-west-1.'),
+      bucket: confText(1, 255).describe('The S3 bucket.'),
+      endpoint: confText(1, 255).describe('The S3 endpoint for the region, e.g. s3.eu-west-1.amazonaws.com.'),
+      region: confText(1, 63).describe('The region of the bucket, e.g. eu-west-1.'),
     })
     .describe(
       'A repository in an S3 (or S3-compatible) bucket. Credentials come from `configuration` (repoN-s3-key, repoN-s3-key-secret).',
     ),
   gcs: z
-    .object({ bucket: z.string().min(1).max(255).describe('The Google Cloud Storage bucket.') })
+    .object({ bucket: confText(1, 255).describe('The Google Cloud Storage bucket.') })
     .describe(
       'A repository in Google Cloud Storage. Not yet supported by the operator: the cluster reports it in a condition.',
     ),
   azure: z
-    .object({ container: z.string().min(1).max(255).describe('The Azure Blob Storage container.') })
+    .object({ container: confText(1, 255).describe('The Azure Blob Storage container.') })
     .describe(
       'A repository in Azure Blob Storage. Not yet supported by the operator: the cluster reports it in a condition.',
     ),
@@ -187,7 +202,8 @@ export const pgbackrestArchive = z
       .object({
         repoName: repoName('to back up into'),
         options: options(
-          FORBIDDEN_BACKUP_OPTIONS,
+          BACKUP_OPTIONS,
+          'backup',
           'Extra command-line options of pgbackrest backup, one per item, e.g. "--type=full".',
         ).optional(),
       })
@@ -223,7 +239,8 @@ export const dataSource = z
   .object({
     postgresCluster: z
       .object({
-        clusterName: z.string().min(1).max(63).describe('The PostgresCluster to clone, in the same namespace.'),
+        // Its name becomes part of the default repo path in the clone's pgbackrest.conf.
+        clusterName: confText(1, 63).describe('The PostgresCluster to clone, in the same namespace.'),
         repoName: z
           .string()
           .max(5)

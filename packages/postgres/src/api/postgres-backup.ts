@@ -6,7 +6,8 @@
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { BACKUP_KIND, BACKUP_PLURAL, GROUP } from '../contract/index.js';
-import { FORBIDDEN_POSTGRES_BACKUP_OPTIONS, REPO_NAME_PATTERN, refuseOptionsRule } from './backup-options.js';
+import { REPO_NAME_PATTERN } from './backup-options.js';
+import { optionRules, POSTGRES_BACKUP_OPTIONS } from './command-options.js';
 import { condition } from './condition.js';
 
 export const BACKUP_TYPES = ['full', 'diff', 'incr'] as const;
@@ -31,13 +32,9 @@ export const postgresBackupSpec = z
       .array(z.string().min(1).max(512))
       .max(32)
       .optional()
-      .meta({
-        'x-kubernetes-validations': [
-          refuseOptionsRule(FORBIDDEN_POSTGRES_BACKUP_OPTIONS, 'the operator sets them (use type and repoName)'),
-        ],
-      })
+      .meta({ 'x-kubernetes-validations': optionRules(POSTGRES_BACKUP_OPTIONS, 'pgbackrest backup') })
       .describe(
-        `Extra command-line options of pgbackrest backup, one per item, e.g. "--process-max=2". Not allowed: ${FORBIDDEN_POSTGRES_BACKUP_OPTIONS.join(', ')}.`,
+        `Extra command-line options of pgbackrest backup, one per item, e.g. "--process-max=2". Only these are allowed (the type and repository are fields of their own): ${POSTGRES_BACKUP_OPTIONS.map((o) => `--${o.name}`).join(', ')}.`,
       ),
     trigger: z
       .enum(BACKUP_TRIGGERS)

@@ -14,6 +14,9 @@ import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
 /** Major versions the operator can run and upgrade between. */
+const NEW_SET_NAME_MESSAGE =
+  "the name of a new instance set must not contain '-': Pods are <cluster>-<set>-<n>, so set b-c of cluster a and set c of cluster a-b would both be a-b-c-0";
+
 export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
 
 /** Instances of one cluster, all sets together (see the rule on spec). */
@@ -33,7 +36,9 @@ const instanceSet = z
       .max(15)
       .regex(/^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/)
       .optional()
-      .describe('Instance set name, part of Pod names. Default: instance<N> (1-based position).'),
+      .describe(
+        "Instance set name, part of Pod names; a new set's has no '-' (see the rule on spec.instances). Default: instance<N> (1-based position).",
+      ),
     replicas: z.number().int().min(1).default(1).describe('Number of PostgreSQL instances in this set (at least 1).'),
     dataVolumeClaimSpec,
     resources: passthrough('CPU and memory requests and limits of the postgres container.').optional(),
@@ -143,14 +148,14 @@ const tls = z
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-ca), renewed 30 days before it expires.",
+        "A Secret in the cluster's namespace with tls.crt, tls.key and ca.crt (as cert-manager writes them): the certificate every instance serves, and the CA clients verify it with (PGO's customTLSSecret). It must name <name>-primary.<namespace>.svc, which the instances verify each other's server by; one that does not is refused (TLSSecretInvalid) and the instances keep what they serve. Default: a certificate for the cluster's Service names from the cluster's own CA (Secret <name>-postgres-ca), renewed 30 days before it expires. The Secret must allow the cluster: annotation postgres.kanri.dev/allowed-clusters listing it.",
       ),
     replicationSecret: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/)
       .optional()
       .describe(
-        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's. Default: one from the cluster's CA.",
+        "A Secret in the cluster's namespace with tls.crt and tls.key (a client certificate whose common name is streaming_replica) and ca.crt, the CA that issued it: the certificate replicas log in with (PGO's customReplicationTLSSecret). postgres then trusts that CA for client certificates beside the cluster's, for streaming_replica alone: no other role logs in by certificate. Default: one from the cluster's CA. The Secret must allow the cluster: annotation postgres.kanri.dev/allowed-clusters listing it.",
       ),
     required: z
       .boolean()
@@ -186,6 +191,12 @@ export const postgresClusterSpec = z
             rule: 'self.all(a, !has(a.name) || self.exists_one(b, has(b.name) && b.name == a.name))',
             message: 'instance set names must be unique',
           },
+          {
+            // On an update (a transition rule); a new cluster's sets are checked on the cluster. See
+            // RESERVED_CLUSTER_NAME_PATTERN: a set that exists keeps its name.
+            rule: "self.all(i, !has(i.name) || !i.name.contains('-') || oldSelf.exists(o, has(o.name) && o.name == i.name))",
+            message: NEW_SET_NAME_MESSAGE,
+          },
         ],
       })
       .describe('Instance sets. The cluster has one primary; every other instance is a streaming replica.'),
@@ -219,7 +230,7 @@ export const postgresClusterSpec = z
       .boolean()
       .default(false)
       .describe(
-        "Let the superuser (postgres) log in over the network with the password in Secret <name>-superuser (CloudNativePG's field). Default false: pg_hba refuses it from the network; the agents reach each other's postgres as the superuser with the cluster's certificate only.",
+        "Let the superuser (postgres) log in over the network with the password in Secret <name>-superuser (CloudNativePG's field). Default false: pg_hba refuses it from the network, by password or certificate. No certificate logs the superuser in either way; the instances reach each other's postgres as streaming_replica.",
       ),
     persistentVolumeClaimRetentionPolicy: z
       .object({
@@ -347,6 +358,16 @@ export const postgresClusterStatus = z.object({
  */
 const MAX_NAME = 63 - '-replicas'.length;
 const MAX_NAME_AND_SET = 63 - 'kanri___NN'.length;
+/**
+ * What would make two clusters' generated names meet (contract/names.test.ts reasons it through
+ * for every kind): user `u` of cluster `x` has Secret `x-pguser-u`, so a cluster named
+ * `x-pguser[-…]` would share Secret names with `x`'s users; Pods are `<cluster>-<set>-<n>`, so set
+ * `b-c` of cluster `a` and set `c` of cluster `a-b` would share `a-b-c-0` (the rule on
+ * spec.instances). Refused for new clusters and sets only (`optionalOldSelf`): an existing one
+ * keeps working, and an object that is not its own is refused by the operator instead
+ * (operator/ownership.ts).
+ */
+export const RESERVED_CLUSTER_NAME_PATTERN = '-pguser(-|$)';
 const nameRules = [
   {
     rule: `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && self.metadata.name.size() <= ${MAX_NAME}`,
@@ -355,6 +376,19 @@ const nameRules = [
   {
     rule: `self.spec.instances.all(i, self.metadata.name.size() + (has(i.name) ? i.name.size() : 9) <= ${MAX_NAME_AND_SET})`,
     message: `metadata.name and each spec.instances[].name together must be at most ${MAX_NAME_AND_SET} characters: replication slots are named kanri_<name>_<set>_<n>, and postgres names hold at most 63 bytes`,
+    fieldPath: '.spec.instances',
+  },
+  {
+    rule: `oldSelf.hasValue() || !self.metadata.name.matches('${RESERVED_CLUSTER_NAME_PATTERN}')`,
+    optionalOldSelf: true,
+    message:
+      "metadata.name must not contain '-pguser-' nor end in '-pguser': user u of cluster x has the Secret x-pguser-u, so a cluster named x-pguser-… would share Secret names with x's users",
+  },
+  {
+    // On create only; on an update, the transition rule on spec.instances.
+    rule: "oldSelf.hasValue() || self.spec.instances.all(i, !has(i.name) || !i.name.contains('-'))",
+    optionalOldSelf: true,
+    message: NEW_SET_NAME_MESSAGE,
     fieldPath: '.spec.instances',
   },
 ];

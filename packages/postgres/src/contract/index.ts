@@ -7,6 +7,7 @@
 export * from './clone-gateway.js';
 export * from './ha-defaults.js';
 export * from './instance-admission-policy.js';
+export * from './instance-backup-policy.js';
 export * from './instance-environment.js';
 export * from './instance-rbac.js';
 export * from './instance-report.js';

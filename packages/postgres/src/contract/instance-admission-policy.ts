@@ -25,7 +25,7 @@ import { ANNOTATION, LABEL } from './names.js';
 import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
 
 /** The instance ServiceAccount's name, `names.instanceServiceAccount`, matched on the user name. */
-const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';
+export const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';
 const SUFFIX = '-instance'.length;
 
 const identityVariables = [
@@ -120,3 +120,11 @@ export function instanceAdmissionPolicies(): Record<string, unknown>[] {
   });
   return [pods, binding(INSTANCE_POLICY.pods), leases, binding(INSTANCE_POLICY.leases)];
 }
+
+/** The parts every instance policy is made of, for the policies kept in their own files (instance-backup-policy.ts). */
+export {
+  binding as instancePolicyBinding,
+  forbidden as forbiddenValidations,
+  identityVariables as instanceIdentityVariables,
+  policy as instancePolicy,
+};

@@ -51,6 +51,12 @@ export const ENV = {
   superuserPassword: 'PGC_SUPERUSER_PASSWORD',
   replicationPassword: 'PGC_REPLICATION_PASSWORD',
   postgresVersion: 'PGC_POSTGRES_VERSION',
+  /**
+   * `true` for an agent run outside the operator's Pods (the agent tests, with no operator to issue
+   * names.postgresTls): postgres may start without TLS while the agent has none. The operator never
+   * sets it: its instances never start postgres on the network without the cluster's TLS material.
+   */
+  tlsOptional: 'PGC_TLS_OPTIONAL',
   /** With bootstrap `restore`: which restore (the annotation's value, or `clone`); each id runs once. */
   restoreId: 'PGC_RESTORE_ID',
   /**

@@ -124,6 +124,25 @@ export interface BackupsReport {
   recoveryWindow?: { first?: string; last?: string };
   /** pgBackRest dropped WAL from here on (its queue limit): no point-in-time recovery across it until a new full backup. */
   walDropped?: { wal: string; time: string };
+  /**
+   * The latest full backups of each repo (at most {@link FULL_BACKUPS_PER_REPO}) that pgBackRest's
+   * own `info` lists without error: what the major-upgrade gate checks a PostgresBackup's word
+   * against, since anyone who may write that status could forge it.
+   */
+  fullBackups?: FullBackupReport[];
+}
+
+/** How many full backups per repo the primary reports. */
+export const FULL_BACKUPS_PER_REPO = 3;
+
+/** A full backup as `pgbackrest info` lists it. */
+export interface FullBackupReport {
+  /** The repo, repo1 to repo4. */
+  repo: string;
+  /** pgBackRest's label, e.g. 20260102-030405F. */
+  label: string;
+  /** When the backup ended (pgBackRest's `timestamp.stop`), ISO. */
+  stoppedAt: string;
 }
 
 /** From `pg_stat_archiver`, the archive command's own outcome, and `archive_status`. */
@@ -191,6 +210,10 @@ const reportSchema = z
           .optional(),
         recoveryWindow: z.object({ first: z.string().optional(), last: z.string().optional() }).optional(),
         walDropped: z.object({ wal: z.string(), time: z.string() }).optional(),
+        fullBackups: z
+          .array(z.object({ repo: z.string(), label: z.string(), stoppedAt: z.string() }))
+          .max(4 * FULL_BACKUPS_PER_REPO)
+          .optional(),
       })
       .optional(),
     restore: z

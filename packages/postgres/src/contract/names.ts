@@ -64,6 +64,13 @@ export const ANNOTATION = {
    * that hold every acknowledged commit. Only one of them may be promoted by a failover.
    */
   syncStandbys: `${GROUP}/sync-standbys`,
+  /**
+   * On the leader Lease, written by the primary in failsafe mode when its members change: JSON
+   * `{"holder": <pod>, "members": [<pod>, …]}`, the instances it asks to vouch for it while the API
+   * server cannot be reached (Patroni's `/failsafe` key). While the holder's own list is there, an
+   * instance not on it never takes the Lease from that holder (agent/plan/failsafe-plan.ts).
+   */
+  failsafeMembers: `${GROUP}/failsafe-members`,
   /** On the PostgresCluster: any new value asks for a rolling restart of every instance. */
   restart: `${GROUP}/restart`,
   /**
@@ -86,6 +93,11 @@ export const ANNOTATION = {
   allowUpgrade: `${GROUP}/allow-upgrade`,
   /** On an instance Pod: the hash of the Pod template it was created from (operator/rollout). */
   podTemplateHash: `${GROUP}/pod-template-hash`,
+  /**
+   * On a Secret a PostgresCluster's spec names (`spec.tls`, `configuration[].secret`): the clusters
+   * of its namespace that may use it, comma-separated, or `*` for every one (operator/secret-consent.ts).
+   */
+  allowedClusters: `${GROUP}/allowed-clusters`,
 } as const;
 
 /** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */
@@ -105,6 +117,8 @@ export const EVENT_REASON = {
   failsafe: 'Failsafe',
   failsafeEnded: 'FailsafeEnded',
   steppedDown: 'SteppedDown',
+  /** An instance does not start postgres while the cluster's ConfigMap or TLS Secret is missing (agent/start-gate.ts). */
+  waitingForMaterial: 'WaitingForMaterial',
 } as const;
 
 /** Names of the objects the operator creates for a cluster. */
@@ -156,8 +170,16 @@ export const names = {
    * and the replication user's client certificate. Read by the agents through the API.
    */
   postgresTls: (cluster: string) => `${cluster}-postgres-tls`,
-  /** The CA that issues them (unless the spec names a server Secret); the operator alone reads it. */
-  postgresCa: (cluster: string) => `${cluster}-ca`,
+  /**
+   * The CA that issues them (unless the spec names a server Secret); the operator alone reads it.
+   * Its ConfigMap namesake, names.clientCa, holds `ca.crt` alone.
+   */
+  postgresCa: (cluster: string) => `${cluster}-postgres-ca`,
+  /**
+   * Where versions before issue 37 kept names.postgresCa, moved from on the first reconcile: cluster
+   * `x-pgbackrest`'s `x-pgbackrest-ca` was cluster `x`'s names.pgbackrestCa.
+   */
+  legacyPostgresCa: (cluster: string) => `${cluster}-ca`,
   /**
    * ConfigMap with `ca.crt` alone: what clients verify the server with (the cluster's CA, or the
    * server Secret's `ca.crt`), so an application needs no access to a Secret that holds keys.

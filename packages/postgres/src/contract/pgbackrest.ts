@@ -260,6 +260,46 @@ export interface PgBackRestConfInput {
   readonly pgHost?: RemotePg;
 }
 
+/** Refused on write: pgbackrest.conf cannot hold this key or value. */
+export class PgBackRestConfError extends Error {
+  override readonly name = 'PgBackRestConfError';
+}
+
+/**
+ * One `key=value` line of pgbackrest.conf, or a PgBackRestConfError. pgBackRest's files have no
+ * quoting: a line ends at a newline and a key at its first `=`, so a key that is not a plain name,
+ * or a value with a control character, would write another option (from a spec field, or a Pod's
+ * annotation), and is refused rather than written.
+ *
+ * @example
+ * ```ts
+ * confLine('repo1-path', '/pgbackrest/db'); // 'repo1-path=/pgbackrest/db'
+ * confLine('repo1-path', '/x\nrepo1-host=evil'); // throws PgBackRestConfError
+ * ```
+ */
+export function confLine(key: string, value: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(key))
+    throw new PgBackRestConfError(`refusing to write pgBackRest option ${JSON.stringify(key)}: not an option name`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  if (/[\x00-\x1f\x7f]/.test(value))
+    throw new PgBackRestConfError(
+      `refusing to write pgBackRest option ${key}: its value holds a control character, which would start another line`,
+    );
+  return `${key}=${value}`;
+}
+
+/** A `[name]` section and its options in key order, each line by {@link confLine}. */
+function confSection(name: string, options: Readonly<Record<string, string>>): string[] {
+  if (!/^[A-Za-z0-9._-]+$/.test(name))
+    throw new PgBackRestConfError(`refusing to write pgBackRest section ${JSON.stringify(name)}: not a stanza name`);
+  return [
+    `[${name}]`,
+    ...Object.keys(options)
+      .sort()
+      .map((key) => confLine(key, options[key] as string)),
+  ];
+}
+
 /** Options the agent owns: `global` cannot set them (the API refuses them too). */
 const OWNED = new Set(['stanza', 'pg1-path', 'pg1-port', 'pg1-socket-path', 'log-path', 'lock-path', 'spool-path']);
 /** How Pods reach each other's pgBackRest (hosts, certificates, servers) is the agent's too. */
@@ -322,17 +362,11 @@ export function buildPgBackRestConf(input: PgBackRestConfInput): { text: string;
     'pg1-user': 'postgres',
     ...(pg && input.volume?.tls ? tlsClientOptions('pg1', pg, input.volume.tls) : {}),
   };
-  const section = (name: string, options: Record<string, string>) => [
-    `[${name}]`,
-    ...Object.keys(options)
-      .sort()
-      .map((key) => `${key}=${options[key]}`),
-  ];
   const text = [
     '# Written by the Kanri instance agent from spec.backups.pgbackrest; rewritten on every change.',
-    ...section('global', global),
+    ...confSection('global', global),
     '',
-    ...section(input.stanza ?? PGBACKREST_STANZA, stanza),
+    ...confSection(input.stanza ?? PGBACKREST_STANZA, stanza),
     '',
   ].join('\n');
   return { text, options: { ...global, ...stanza } };
@@ -409,11 +443,13 @@ export function buildPgBackRestServerConf(input: PgBackRestServerConfInput): str
     'log-level-stderr': 'warn',
   };
   for (const [repo, path] of Object.entries(input.repoPaths ?? {})) global[`repo${repoIndex(repo)}-path`] = path;
-  const lines = ['# Written by the Kanri agent: its pgBackRest TLS server.', '[global]'];
-  for (const key of Object.keys(global).sort()) lines.push(`${key}=${global[key]}`);
+  const lines = ['# Written by the Kanri agent: its pgBackRest TLS server.', ...confSection('global', global)];
   if (input.pg) {
-    lines.push('', `[${PGBACKREST_STANZA}]`);
-    lines.push(`pg1-path=${input.pg.path}`, `pg1-port=${input.pg.port}`, `pg1-socket-path=${input.pg.socketPath}`);
+    const { path, port, socketPath } = input.pg;
+    lines.push(
+      '',
+      ...confSection(PGBACKREST_STANZA, { 'pg1-path': path, 'pg1-port': String(port), 'pg1-socket-path': socketPath }),
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -30,17 +30,27 @@ export const AGENT_OWNED_SETTINGS = [
 ] as const;
 export type AgentOwnedSetting = (typeof AGENT_OWNED_SETTINGS)[number];
 
+/** How postgres's configuration parser reads an escaped control character inside quotes. */
+const CONF_ESCAPES: Readonly<Record<string, string>> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't' };
+
 /**
- * A postgresql.conf value: single-quoted, with backslashes and quotes escaped, so no value can end
- * its line early or smuggle in another setting.
+ * A postgresql.conf value: single-quoted, with backslashes and quotes escaped, and control
+ * characters written as postgres's escapes (`\n`, or octal), so no value can end its line early
+ * or smuggle in another setting.
  *
  * @example
  * ```ts
  * quoteConfValue("it's"); // "'it''s'"
+ * quoteConfValue('a\nb'); // "'a\\nb'": one line, which postgres reads as a, newline, b
  * ```
  */
 export function quoteConfValue(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  const escaped = value
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, "''")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
+    .replace(/[\x00-\x1f\x7f]/g, (c) => `\\${CONF_ESCAPES[c] ?? c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+  return `'${escaped}'`;
 }
 
 /**

@@ -4,11 +4,14 @@
  * - the server certificate every instance presents, for the cluster's Service names (clients use
  *   `sslmode=verify-full` against `ca.crt`), from the cluster's CA or from the user's own Secret;
  * - the replication user's client certificate (common name {@link REPLICATION_USER}) from the
- *   cluster's CA, with which replicas authenticate (`hostssl ... cert`) instead of a password;
- * - that CA, which postgres trusts for client certificates;
- * - the agents' superuser certificate (common name postgres): with spec.enableSuperuserAccess off
- *   (the default) pg_hba refuses the superuser's password from the network, and pg_rewind reaches
- *   the new primary with this certificate instead.
+ *   cluster's CA (or the user's, spec.tls.replicationSecret): the one credential with which a
+ *   member reaches another's postgres (streaming, pg_basebackup, pg_rewind), over verify-full
+ *   against {@link memberServerName};
+ * - the CAs postgres trusts for client certificates: the cluster's, and the user's replication
+ *   CA when one is named. pg_hba accepts a certificate for {@link REPLICATION_USER} alone, since
+ *   it cannot tell which CA issued one (a shared issuer can name any role).
+ * No certificate is a superuser's: the superuser logs in only over the Pod's own socket, and from
+ * the network with its password when spec.enableSuperuserAccess allows it.
  * The CA's key stays in names.postgresCa, which only the operator reads. The same CA certifies
  * each agent's own key for the peer API (common name {@link peerCommonName}), on its Pod
  * (ANNOTATION.peerCertificate): that key is in no Secret, so an instance can present only itself.
@@ -21,11 +24,18 @@ export const POSTGRES_TLS_KEY = {
   serverCa: 'ca.crt',
   serverCert: 'tls.crt',
   serverKey: 'tls.key',
-  /** The cluster's CA: postgres verifies client certificates (the replication user's) with it. */
+  /** The CAs postgres verifies client certificates (the replication user's) with. */
   clientCa: 'client-ca.crt',
   replicationCert: 'replication.crt',
   replicationKey: 'replication.key',
-  /** The agents' superuser certificate (CN postgres): pg_rewind's way in when the password is refused from the network. */
+} as const;
+
+/**
+ * Keys agents before this version require in the Secret (without them they serve no TLS at all).
+ * They held a superuser certificate; now they hold a copy of the replication user's pair, which
+ * no pg_hba rule accepts for the superuser. Only the operator writes them; no agent reads them.
+ */
+export const LEGACY_POSTGRES_TLS_KEY = {
   superuserCert: 'superuser.crt',
   superuserKey: 'superuser.key',
 } as const;
@@ -40,8 +50,6 @@ export interface PostgresTlsFiles {
   readonly clientCa: string;
   readonly replicationCert: string;
   readonly replicationKey: string;
-  readonly superuserCert: string;
-  readonly superuserKey: string;
 }
 
 /**
@@ -63,6 +71,22 @@ export function postgresServerDnsNames(cluster: string, namespace: string): stri
       `${service}.${namespace}.svc.cluster.local`,
     ];
   });
+}
+
+/**
+ * The name a member checks another member's server certificate against (libpq's `host` beside
+ * `hostaddr`, Node's `servername`): it dials a Pod IP, which no certificate names, and a name
+ * qualified by the namespace is one only a server certified for this cluster carries (another
+ * cluster's certificate from a shared CA names that cluster). Every issued server certificate
+ * carries it (it is one of {@link postgresServerDnsNames}); a user's must.
+ *
+ * @example
+ * ```ts
+ * memberServerName('hippo', 'db'); // 'hippo-primary.db.svc'
+ * ```
+ */
+export function memberServerName(cluster: string, namespace: string): string {
+  return `${cluster}-primary.${namespace}.svc`;
 }
 
 /** The common name of the replication user's client certificate (`cert` authentication maps it to the role). */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
-import { clusterStatus, versionCondition } from './cluster-status.js';
+import { clusterStatus, securityMaterialCondition, versionCondition } from './cluster-status.js';
 
 const now = new Date('2026-11-29T12:00:00Z');
 const cluster = { metadata: { name: 'db', generation: 3 }, spec: {} } as unknown as PostgresCluster;
@@ -111,6 +111,7 @@ describe('clusterStatus', () => {
         ['Degraded', 'False'],
         ['PostgresVersion', 'Unknown'],
         ['DiskFull', 'False'],
+        ['SecurityMaterialMissing', 'False'],
       ],
     );
     assert.deepEqual(status.instances?.[1], {
@@ -162,6 +163,44 @@ describe('clusterStatus', () => {
       now,
     });
     assert.equal(cleared.conditions?.find((c) => c.type === 'DiskFull')?.status, 'False');
+  });
+});
+
+describe('securityMaterialCondition', () => {
+  it('is True, naming what was missing, for the pass that created it anew, and False once all is there', () => {
+    const status = clusterStatus({
+      cluster,
+      pods: [pod('db-i-0', 'primary', {})],
+      desired: 1,
+      converging: false,
+      recreated: ['db-postgres-tls', 'db-config'],
+      now,
+    });
+    const found = status.conditions?.find((c) => c.type === 'SecurityMaterialMissing');
+    assert.equal(found?.status, 'True');
+    assert.equal(found?.reason, 'Recreated');
+    assert.match(
+      found?.message ?? '',
+      /^db-postgres-tls, db-config did not exist: created anew\. The instances keep serving/,
+    );
+    const cleared = clusterStatus({
+      cluster: { ...cluster, status },
+      pods: [pod('db-i-0', 'primary', {})],
+      desired: 1,
+      converging: false,
+      now,
+    });
+    const after = cleared.conditions?.find((c) => c.type === 'SecurityMaterialMissing');
+    assert.deepEqual([after?.status, after?.reason], ['False', 'Present']);
+    assert.equal(after?.message, 'db-postgres-tls, db-postgres-ca and db-config exist');
+  });
+
+  it('tells clients to take the new CA when the CA was re-created', () => {
+    assert.match(
+      securityMaterialCondition('db', ['db-postgres-ca', 'db-postgres-tls']).message ?? '',
+      /new ca\.crt of ConfigMap db-postgres-ca/,
+    );
+    assert.doesNotMatch(securityMaterialCondition('db', ['db-postgres-tls']).message ?? '', /new CA/);
   });
 });
 

@@ -6,7 +6,7 @@
 import { type Condition, type ConditionInput, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { archiveFailing, type InstanceReport, LABEL, ROLE, readPodReport } from '../contract/index.js';
+import { archiveFailing, type InstanceReport, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
 
 /**
  * The report fields the operator acts on. `readReport` returns only these (and `updatedAt`, read
@@ -103,6 +103,11 @@ export interface StatusInput {
   readonly desired: number;
   /** Instances planned but not yet created, or being removed: the cluster is still converging. */
   readonly converging: boolean;
+  /**
+   * The Secrets and ConfigMap the instances serve with (TLS material, pg_hba.conf, parameters)
+   * that this pass found missing on an initialised cluster, and created anew.
+   */
+  readonly recreated?: readonly string[];
   readonly now?: Date;
   readonly staleAfterMs?: number;
 }
@@ -196,6 +201,14 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
     },
     now,
   );
+  conditions = setCondition(
+    conditions,
+    {
+      ...securityMaterialCondition(cluster.metadata?.name ?? '', input.recreated ?? []),
+      observedGeneration: generation,
+    },
+    now,
+  );
   // The primary's last pass over spec.users; without a primary, the last one seen stands.
   const primaryPod = primary && pods.find((pod) => pod.metadata?.name === primary.name);
   const usersReport = primaryPod ? readReport(primaryPod)?.users : undefined;
@@ -246,5 +259,35 @@ export function versionCondition(
     status: 'False',
     reason: 'VersionMismatch',
     message: `spec.postgresVersion is ${wanted}, but ${wrong.map((i) => `${i.name} runs ${i.version}`).join(', ')}: the image's binaries decide the version; use an image of ${wanted} or change spec.postgresVersion`,
+  };
+}
+
+/**
+ * `SecurityMaterialMissing`: True for the pass that found the cluster's TLS Secret, its CA or its
+ * ConfigMap missing (deleted) and created them anew; False once a pass finds them all. The
+ * instances never serve weaker meanwhile: they keep the certificates, pg_hba.conf and parameters
+ * they had, and one that starts waits for them (agent/start-gate.ts).
+ *
+ * @example
+ * ```ts
+ * securityMaterialCondition('hippo', ['hippo-postgres-tls']).status; // 'True'
+ * ```
+ */
+export function securityMaterialCondition(cluster: string, recreated: readonly string[]): ConditionInput {
+  if (recreated.length === 0)
+    return {
+      type: 'SecurityMaterialMissing',
+      status: 'False',
+      reason: 'Present',
+      message: `${names.postgresTls(cluster)}, ${names.postgresCa(cluster)} and ${names.config(cluster)} exist`,
+    };
+  const newCa = recreated.includes(names.postgresCa(cluster))
+    ? ` A new CA issued every certificate: clients must trust the new ca.crt of ConfigMap ${names.clientCa(cluster)}.`
+    : '';
+  return {
+    type: 'SecurityMaterialMissing',
+    status: 'True',
+    reason: 'Recreated',
+    message: `${recreated.join(', ')} did not exist: created anew. The instances keep serving with the certificates, pg_hba.conf and parameters they had until they load the new ones; an instance that starts meanwhile waits for them.${newCa}`,
   };
 }

@@ -12,6 +12,7 @@ import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { REPLICATION_USER, SUPERUSER } from '../contract/index.js';
 import { type Credentials, secretNames } from './builders/secrets.js';
+import { foreignOwner } from './ownership.js';
 
 /** 24 random bytes: 192 bits, URL-safe so it needs no escaping in a connection URI. */
 export function generatePassword(): string {
@@ -48,7 +49,10 @@ export function planCredentials(
 
 /**
  * Reads each credentials Secret from the cache, and from the API server when the cache has none.
- * Any error but NotFound fails the reconcile (retried with backoff) rather than generating.
+ * Any error but NotFound fails the reconcile (retried with backoff) rather than generating. A
+ * Secret that is not the cluster's (ownership.ts: another cluster's whose generated name is the
+ * same, or one planted before the cluster) lends no password: the one generated in its place is
+ * never written, since the guarded context refuses to apply over that Secret (ownership-guard.ts).
  */
 export async function readCredentials(
   cluster: PostgresCluster,
@@ -67,7 +71,7 @@ export async function readCredentials(
           if (isNotFound(error)) return undefined;
           throw error;
         }));
-    found.set(user, passwordIn(secret));
+    found.set(user, secret && foreignOwner(secret, cluster) === undefined ? passwordIn(secret) : undefined);
   }
   return planCredentials(cluster, found, generatePassword);
 }

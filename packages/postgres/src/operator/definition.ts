@@ -1,15 +1,20 @@
-/** The PostgreSQL operator as one definition: its CRDs, controllers and derived RBAC. */
+/** The PostgreSQL operator as one definition: its CRDs, controllers, derived RBAC and admission policies. */
 import { defineOperator } from '@kanri/api';
 import { PGUpgradeResource } from '../api/pg-upgrade.js';
 import { PostgresBackupResource } from '../api/postgres-backup.js';
 import { PostgresClusterResource } from '../api/postgres-cluster.js';
 import {
+  API_VERSION,
   instanceAdmissionPolicies,
+  instanceBackupStatusPolicies,
+  KIND,
   LABEL,
   repoHostAdmissionPolicies,
   rulesToGrantInstanceRoles,
   rulesToGrantRepoHostRoles,
 } from '../contract/index.js';
+import { memberLabelPolicies } from './admission/member-label-policy.js';
+import { operatorPodRules } from './admission/operator-pod-rules.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -20,12 +25,18 @@ export const postgresOperator = defineOperator({
   resources: [PostgresClusterResource, PostgresBackupResource, PGUpgradeResource],
   controllers: [postgresController, pgUpgradeController],
   // The operator grants the instances' and the repo hosts' Roles, so it must hold those
-  // permissions itself (RBAC forbids granting more than you have).
+  // permissions itself (RBAC forbids granting more than you have). Holding `bind` or `escalate`
+  // instead would let it grant any Role in the cluster, its own included: it holds the verbs, and
+  // admission narrows them.
   extraRules: [
     ...rulesToGrantInstanceRoles(),
     ...rulesToGrantRepoHostRoles(),
-    // An in-place restore removes the leader Lease once every instance is stopped.
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['delete'] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['delete'],
+      reason: 'an in-place restore or a major upgrade removes the leader Lease once every instance is stopped',
+    },
   ],
   plurals: {
     'policy/PodDisruptionBudget': 'poddisruptionbudgets',
@@ -35,10 +46,25 @@ export const postgresOperator = defineOperator({
   // finding 7); the few it must read otherwise (a password Secret the cache misses) it gets from
   // the API server (credentials.ts, backups/tls-certificates.ts).
   cache: { byKind: { 'v1/Secret': { labelSelector: LABEL.cluster } } },
+  // Its cluster-wide writes narrowed to what it owns: objects labelled with their cluster's name,
+  // named after it, in a namespace that holds it; Pods only as the cluster's ServiceAccount and
+  // away from the node (issue 37, finding 13).
+  ownership: {
+    label: LABEL.cluster,
+    owner: { apiVersion: API_VERSION, kind: KIND },
+    validations: operatorPodRules,
+  },
   // What RBAC cannot narrow: each instance writes only its own Pod's role and report, another Pod
-  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1).
-  // The repo host writes only its own Pod's pgBackRest annotations (issue 37, finding 3).
-  admissionPolicies: [...instanceAdmissionPolicies(), ...repoHostAdmissionPolicies()],
+  // of its cluster only off primary, and only its cluster's Lease (issue 16, finding 1); only its
+  // own cluster's PostgresBackup status (issue 37, finding 7); only the operator puts a cluster's
+  // membership labels on a Pod or volume (issue 37). The repo host writes only its own Pod's
+  // pgBackRest annotations (issue 37, finding 3).
+  admissionPolicies: (install) => [
+    ...instanceAdmissionPolicies(),
+    ...repoHostAdmissionPolicies(),
+    ...instanceBackupStatusPolicies(),
+    ...memberLabelPolicies(install.username),
+  ],
 });
 
 export default postgresOperator;

@@ -12,7 +12,8 @@ import { ignoreNotFound } from '@kanri/client';
 import { type Condition, controller, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, ROLE, readPodReport } from '../contract/index.js';
+import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
+import { admissionCondition, admissionPolicyProblem, refuseWithoutPolicies } from './admission/policy-gate.js';
 import { type BackupRecord, planBackups } from './backups/backup-plan.js';
 import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
 import { hasSharedPgbackrestTls } from './backups/tls-certificates.js';
@@ -26,15 +27,18 @@ import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { resolveClone } from './clone-actions.js';
 import { clusterStatus, readReport } from './cluster-status.js';
-import { createIfMissing } from './create-if-missing.js';
+import { createIfMissing, isMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
+import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
 import { instancePodPredicate } from './pod-predicate.js';
 import { primaryUsersReport, userSecretsToDelete } from './removed-users.js';
 import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
+import { consentedProjections } from './secret-consent.js';
+import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
@@ -89,11 +93,19 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   .owns('networking.k8s.io/v1', 'NetworkPolicy')
   // A backup's phase changes status.pgbackrest (and a finished one lets the next run).
   .owns(API_VERSION, BACKUP_KIND)
-  .reconcile(async (cluster, ctx) => {
-    if (cluster.spec.paused) {
-      ctx.log.info('paused: no changes made');
+  .reconcile(async (declared, given) => {
+    if (declared.spec.paused) {
+      given.log.info('paused: no changes made');
       return undefined;
     }
+    // Without its admission policies in force, nothing of a cluster is made (admission/policy-gate.ts).
+    const policyProblem = await admissionPolicyProblem(given.client, given.signal);
+    if (policyProblem) return refuseWithoutPolicies(declared, given, policyProblem);
+    // Nothing another owner holds is used or written (ownership-guard.ts), and the Pods are built
+    // from the spec with only the Secrets that let this cluster use them (secret-consent.ts).
+    const { ctx, foreign } = guardOwnership(given, declared);
+    const consent = await reconcileSecretConsent(declared, ctx);
+    const cluster = consent.cluster;
     const namespace = cluster.metadata?.namespace;
     const clusterName = cluster.metadata?.name ?? '';
     for (const secret of secrets(cluster, await readCredentials(cluster, ctx))) await ctx.apply(secret);
@@ -115,6 +127,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx) : {};
     // Where each repo keeps its stanza, recorded in status for the agents (issue 37, finding 12).
     const repoPaths = resolveRepoPaths(cluster, ctx);
+    const configMissing = initialised && (await isMissing(ctx, 'ConfigMap', names.config(clusterName), namespace));
     await ctx.apply(postgresConfig(cluster, restore.source ?? clone.source));
     // The older scheme's shared pgBackRest Secret stays readable while it exists (its agents read it).
     const sharedPgbackrestTls = hasSharedPgbackrestTls(cluster, ctx);
@@ -127,6 +140,18 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     if (tls.problem) {
       ctx.log.warn({ problem: tls.problem }, 'cannot use a TLS Secret of the spec; keeping what is served');
       await ctx.event('Warning', 'TLSSecretInvalid', tls.problem);
+    }
+    // On a new cluster nothing was there yet: only what an initialised one lost is news.
+    const recreated = initialised
+      ? [...(configMissing ? [names.config(clusterName)] : []), ...(tls.missing ?? [])]
+      : [];
+    for (const name of recreated) {
+      ctx.log.warn({ object: name }, 'the cluster lost an object its instances serve with; created it anew');
+      await ctx.event(
+        'Warning',
+        'SecurityMaterialRecreated',
+        `${name} did not exist: created it anew (the instances keep what they serve until they have it)`,
+      );
     }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);
@@ -185,7 +210,10 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
             imageMajor: upgrade.imageMajor,
             bootstrap: first ? (clone.source ? 'restore' : 'initdb') : 'basebackup',
             ...(first && clone.source
-              ? { restoreId: clone.source.id, sourceConfiguration: clone.configuration ?? [] }
+              ? {
+                  restoreId: clone.source.id,
+                  sourceConfiguration: consentedProjections(clone.configuration ?? [], consent.allowed),
+                }
               : {}),
           }),
           cluster,
@@ -209,6 +237,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       pods: pods.filter((p) => plan.keep.some((k) => k.name === p.metadata?.name)),
       desired,
       converging: plan.remove.length > 0 || plan.keep.some((k) => !pods.some((p) => p.metadata?.name === k.name)),
+      recreated,
     });
     const ownedSecrets = ctx.list<Secret>('v1', 'Secret', { namespace, ownedBy: cluster });
     for (const name of userSecretsToDelete(cluster, ownedSecrets, primaryUsersReport(instancePods, status.primary)))
@@ -219,7 +248,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       status.majorUpgrade = upgrade.status ?? cluster.status?.majorUpgrade;
     if (upgrade.systemIdentifier) status.systemIdentifier = upgrade.systemIdentifier;
     // Until the upgrade's downtime is over, the instances' Pods are the upgrade's, not the rollout's.
-    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase))
+    // A refused Secret holds the rollout: replacing running Pods would take away what they mount.
+    if (!restore.active && !upgradeHoldsRollout(status.majorUpgrade?.phase) && consent.refused.length === 0)
       await rollout(cluster, ctx, status, instancePods, plan.keep);
     // Mid-handover no instance serves as primary, and a status written then has none: compare
     // with the last one ever seen, or a switchover or failover would pass unrecorded.
@@ -236,9 +266,15 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       announced.set(uid, status.primary);
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
+    status.conditions = setCondition(
+      (status.conditions ?? []) as Condition[],
+      admissionCondition(undefined, cluster.metadata?.generation),
+    ) as PostgresClusterStatus['conditions'];
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     recordRepoPaths(cluster, status, repoPaths, !initialised && clone.grantMissing ? clone.problem : undefined);
+    await reportForeignObjects(cluster, ctx, status, foreign);
+    await reportSecretConsent(cluster, ctx, status, consent.refused);
     const wasReady = cluster.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     await ctx.setStatus(status);
@@ -295,6 +331,7 @@ async function reconcileBackups(
         `${record.spec.type} backup ${record.metadata.name} to ${record.spec.repoName} (${record.spec.trigger})`,
       );
   }
+  if (plan.refused) await ctx.event('Warning', 'BackupRefused', plan.refused);
   for (const { name, message } of plan.fail) {
     await ctx.client
       .resource(API_VERSION, BACKUP_KIND)

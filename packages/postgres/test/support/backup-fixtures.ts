@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
-import { API_VERSION, BACKUP_ANNOTATION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
+import { ANNOTATION, API_VERSION, BACKUP_ANNOTATION, BACKUP_KIND, LABEL, names } from '../../src/contract/index.js';
 import { clusters, connect, type PostgresEnv, secretValue, serviceAddress } from '../harness.js';
 
 export const BUCKET = 'backups';
@@ -20,7 +20,8 @@ export async function prepareS3(env: PostgresEnv): Promise<S3Server> {
   await env.client.resource('v1', 'Secret').create({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: CREDS_SECRET, namespace: 'default' },
+    // Every test cluster may use it (clones included): the one annotation a PGO manifest needs.
+    metadata: { name: CREDS_SECRET, namespace: 'default', annotations: { [ANNOTATION.allowedClusters]: '*' } },
     stringData: {
       's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
       'ca.crt': s3.caPem,

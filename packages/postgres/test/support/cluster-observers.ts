@@ -17,6 +17,35 @@ export interface ClusterEvent {
   readonly count: number;
 }
 
+/** When an instance was out of service during a rollout: its old Pod going, to its new one ready. */
+export interface Outage {
+  readonly pod: string;
+  /** When its old Pod was seen deleted or gone (any clock, the same for every outage). */
+  readonly from: number;
+  /** When its new Pod was first seen ready; undefined if never. */
+  readonly to: number | undefined;
+}
+
+/**
+ * Pairs of outages that overlap: two instances out at once. A rollout that takes instances one at
+ * a time has none; one that never saw a replaced instance ready again counts it out to the end.
+ *
+ * @example
+ * overlappingOutages([{ pod: 'a', from: 0, to: 10 }, { pod: 'b', from: 5, to: 20 }]); // ['a and b were out at once (from 5)']
+ */
+export function overlappingOutages(outages: readonly Outage[]): string[] {
+  const found: string[] = [];
+  const end = (o: Outage) => o.to ?? Number.POSITIVE_INFINITY;
+  for (let i = 0; i < outages.length; i++) {
+    for (let j = i + 1; j < outages.length; j++) {
+      const [a, b] = [outages[i] as Outage, outages[j] as Outage];
+      if (a.from < end(b) && b.from < end(a))
+        found.push(`${a.pod} and ${b.pod} were out at once (from ${Math.round(Math.max(a.from, b.from))})`);
+    }
+  }
+  return found;
+}
+
 /** How many times Events with `reason` happened, series included. */
 export function occurrences(events: readonly ClusterEvent[], reason: string): number {
   return events.filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);

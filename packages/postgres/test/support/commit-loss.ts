@@ -51,3 +51,35 @@ export function walBytes(from: string, to: string): number {
   if (a === undefined || b === undefined) throw new Error(`not an LSN: ${from} or ${to}`);
   return b - a;
 }
+
+/** What one crash cost under asynchronous replication, against the bound the README promises. */
+export interface AsyncLoss {
+  /** Bytes of WAL from the fork to the furthest lost commit (0 when none was lost). */
+  readonly walBytes: number;
+  /** Each way the loss broke the bound; empty when it kept to it. */
+  readonly problems: string[];
+}
+
+/**
+ * Holds the commits a crash lost to the asynchronous bound: each was acknowledged by the crashed
+ * primary (`crashedHost`), lies past the new timeline's fork (the new primary never had it, not a
+ * commit it dropped), and no more than `boundBytes` (`ha.maximumLagOnFailover`) past it.
+ *
+ * @example
+ * asyncLoss([{ n: 7, at: 0, host: '10.0.0.1', lsn: '0/3000100' }], '10.0.0.1', '0/3000000', 16 << 20);
+ * // { walBytes: 256, problems: [] }
+ */
+export function asyncLoss(lost: readonly Ack[], crashedHost: string, forkLsn: string, boundBytes: number): AsyncLoss {
+  const problems: string[] = [];
+  let furthest = 0;
+  for (const a of lost) {
+    if (a.host !== crashedHost)
+      problems.push(`lost commit ${a.n} was acknowledged by ${a.host}, not the crashed primary`);
+    const past = walBytes(forkLsn, a.lsn);
+    if (past <= 0) problems.push(`lost commit ${a.n} (${a.lsn}) lies at or before the fork at ${forkLsn}`);
+    furthest = Math.max(furthest, past);
+  }
+  if (furthest > boundBytes)
+    problems.push(`${furthest} bytes of acknowledged WAL lost, more than maximumLagOnFailover (${boundBytes})`);
+  return { walBytes: furthest, problems };
+}

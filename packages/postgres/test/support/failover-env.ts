@@ -110,11 +110,20 @@ export function reportOf(pod: Pod | undefined): InstanceReport | undefined {
 
 export async function leaseOf(client: KubeClient, cluster: string) {
   return client
-    .resource<KubeObject & { spec?: { holderIdentity?: string; renewTime?: string } }>(
+    .resource<KubeObject & { spec?: { holderIdentity?: string; renewTime?: string; leaseTransitions?: number } }>(
       'coordination.k8s.io/v1',
       'Lease',
     )
     .get(names.leaderLease(cluster), { namespace: 'default' });
+}
+
+/**
+ * How many times the leader Lease changed hands: each new primary takes it from another holder (or
+ * after a release) and adds one. Unlike Events, which the recorder stops writing for an object after
+ * 25, it never drops a change.
+ */
+export async function leaseTransitions(client: KubeClient, cluster: string): Promise<number> {
+  return (await leaseOf(client, cluster)).spec?.leaseTransitions ?? 0;
 }
 
 /**

@@ -3,6 +3,7 @@
  * recorded (label, size, WAL and LSN range), and the oldest point it can restore to. Pure.
  */
 import { z } from 'zod';
+import { FULL_BACKUPS_PER_REPO, type FullBackupReport } from '../../contract/index.js';
 
 const backupSchema = z
   .object({
@@ -76,4 +77,20 @@ export function backupStatusFields(backup: BackupInfo): Record<string, string | 
 export function firstRecoverabilityPoint(backups: readonly BackupInfo[]): string | undefined {
   const first = backups.find((b) => !b.error);
   return first ? new Date(first.timestamp.stop * 1000).toISOString() : undefined;
+}
+
+/**
+ * The latest full backups of `repo` that pgBackRest lists without error, newest last, as the
+ * primary reports them (contract/instance-report.ts, `backups.fullBackups`).
+ *
+ * @example
+ * ```ts
+ * latestFullBackups('repo1', parseBackups(stdout, 'db')); // [{ repo: 'repo1', label: '20260102-030405F', stoppedAt: '2026-01-02T03:05:00.000Z' }]
+ * ```
+ */
+export function latestFullBackups(repo: string, backups: readonly BackupInfo[]): FullBackupReport[] {
+  return backups
+    .filter((b) => b.type === 'full' && !b.error)
+    .slice(-FULL_BACKUPS_PER_REPO)
+    .map((b) => ({ repo, label: b.label, stoppedAt: new Date(b.timestamp.stop * 1000).toISOString() }));
 }

@@ -11,6 +11,8 @@
 import { Informer } from '@kanri/cache';
 import { isNotFound, type KubeClient } from '@kanri/client';
 import type { Wakeup } from '@kanri/timing';
+import { POSTGRES_BACKUP_OPTIONS, refusedOption } from '../../api/command-options.js';
+import { BACKUP_TYPES } from '../../api/postgres-backup.js';
 import {
   API_VERSION,
   BACKUP_KIND,
@@ -96,6 +98,15 @@ export class BackupQueue {
     return true;
   }
 
+  /** The backups whose status says Succeeded, as one string that changes when that set does. */
+  succeededKey(): string {
+    return (this.#follow().list() as BackupRecord[])
+      .filter((r) => r.status?.phase === 'Succeeded')
+      .map((r) => r.metadata?.name ?? '')
+      .sort()
+      .join(',');
+  }
+
   /** Never awaited by callers that must not wait for a request in flight (fencing). */
   stop(): Promise<void> {
     return this.#records?.stop() ?? Promise.resolve();
@@ -111,6 +122,26 @@ function nextBackup(records: readonly BackupRecord[], done: ReadonlySet<string>)
         (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') ||
         (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
     )[0];
+}
+
+/**
+ * Why a PostgresBackup's spec must not reach pgBackRest: admission refuses it, so it is one
+ * admitted before the allow-list, or written past admission. It then fails with this reason.
+ *
+ * @example
+ * ```ts
+ * refusedSpec({ type: 'full', options: ['--repo1-path=/elsewhere'] }); // 'spec.options: option --repo1-path=/elsewhere is not allowed: …'
+ * ```
+ */
+export function refusedSpec(spec: BackupRecord['spec']): string | undefined {
+  const type: unknown = spec?.type ?? 'full';
+  if (!(BACKUP_TYPES as readonly unknown[]).includes(type))
+    return `spec.type: ${JSON.stringify(type)} is not one of ${BACKUP_TYPES.join(', ')}`;
+  const options: unknown = spec?.options;
+  if (options !== undefined && !(Array.isArray(options) && options.every((o) => typeof o === 'string')))
+    return 'spec.options: not a list of strings';
+  const refused = refusedOption(spec?.options, POSTGRES_BACKUP_OPTIONS);
+  return refused && `spec.options: option ${refused.option} is ${refused.why}`;
 }
 
 async function runBackup(
@@ -136,6 +167,18 @@ async function runBackup(
       message: `${repoName} is not a usable repo of PostgresCluster ${deps.cluster}`,
       completedAt: new Date().toISOString(),
     });
+    return;
+  }
+  const refused = refusedSpec(record.spec);
+  if (refused) {
+    log.warn({ backup: name, reason: refused }, 'backup refused');
+    await patchStatus({
+      phase: 'Failed',
+      reason: 'OptionNotAllowed',
+      message: refused,
+      completedAt: new Date().toISOString(),
+    });
+    deps.events.record('Warning', 'BackupFailed', `backup ${name} refused: ${refused}`);
     return;
   }
   const repo = `--repo=${repoIndex(repoName)}`;

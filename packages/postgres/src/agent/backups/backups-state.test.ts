@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { latestFullBackups } from './backup-info.js';
 import { BackupsState } from './backups-state.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 10, 0, s));
@@ -18,5 +19,33 @@ describe('archive stalls', () => {
     );
     state.seeArchiveOutcome({ wal: 'B', ok: true }, at(70));
     assert.equal(state.archiveStalled(at(5), 60_000, at(200)), undefined, 'archiving works again');
+  });
+});
+
+describe("pgBackRest's full backups in the report", () => {
+  it('lists the latest full backups without error, at most three per repo, with pgBackRest’s end time', () => {
+    const backup = (label: string, type: string, stop: number, error = false) => ({
+      label,
+      type,
+      timestamp: { start: stop - 60, stop },
+      error,
+    });
+    const listed = latestFullBackups('repo2', [
+      backup('A', 'full', 1_000),
+      backup('B', 'full', 2_000),
+      backup('B_I', 'incr', 2_500),
+      backup('C', 'full', 3_000, true),
+      backup('D', 'full', 4_000),
+      backup('E', 'full', 5_000),
+    ]);
+    assert.deepEqual(listed, [
+      { repo: 'repo2', label: 'B', stoppedAt: new Date(2_000_000).toISOString() },
+      { repo: 'repo2', label: 'D', stoppedAt: new Date(4_000_000).toISOString() },
+      { repo: 'repo2', label: 'E', stoppedAt: new Date(5_000_000).toISOString() },
+    ]);
+    const state = new BackupsState();
+    state.stanza = 'created';
+    state.fullBackups = listed;
+    assert.deepEqual(state.report()?.fullBackups, listed);
   });
 });

@@ -4,7 +4,13 @@
  * One owner; the status reporter reads snapshots, the control socket and the backup runner write.
  */
 
-import { archiveFailing, archiveStalled, type BackupsReport, type RestoreReport } from '../../contract/index.js';
+import {
+  archiveFailing,
+  archiveStalled,
+  type BackupsReport,
+  type FullBackupReport,
+  type RestoreReport,
+} from '../../contract/index.js';
 import type { ArchiveOutcome } from '../pgbackrest-archive-push.js';
 
 export interface ArchivingTarget {
@@ -22,6 +28,8 @@ export class BackupsState {
   lastFailure: { wal: string; time: string; reason: string } | undefined;
   lastSuccess: { wal: string; time: string } | undefined;
   recoveryFirst: string | undefined;
+  /** The latest full backups of each repo, as pgBackRest's `info` last listed them. */
+  fullBackups: FullBackupReport[] | undefined;
   /** WAL pgBackRest dropped (its queue was full): set until a full backup starts a new history. */
   walDropped: { wal: string; time: string; reason: string } | undefined;
   restore: RestoreReport | undefined;
@@ -74,6 +82,7 @@ export class BackupsState {
       ...(this.stanzaHash ? { stanzaHash: this.stanzaHash } : {}),
       ...(this.recoveryFirst ? { recoveryWindow: { first: this.recoveryFirst } } : {}),
       ...(this.walDropped ? { walDropped: { wal: this.walDropped.wal, time: this.walDropped.time } } : {}),
+      ...(this.fullBackups ? { fullBackups: this.fullBackups } : {}),
     };
   }
 }

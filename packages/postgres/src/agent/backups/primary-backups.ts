@@ -11,6 +11,7 @@ import {
   buildPgBackRestConf,
   CONFIG_KEY,
   decodeRestoreSource,
+  type FullBackupReport,
   hasVolumeRepo,
   names,
   PGBACKREST_STANZA,
@@ -24,7 +25,7 @@ import {
 import type { AgentContext } from '../context.js';
 import { failureReason } from '../io/pgbackrest.js';
 import { markStanzaUpgraded } from '../io/upgrade-marker.js';
-import { firstRecoverabilityPoint, parseBackups } from './backup-info.js';
+import { firstRecoverabilityPoint, latestFullBackups, parseBackups } from './backup-info.js';
 import { BackupQueue } from './backup-runner.js';
 import { volumeAccess } from './volume-access.js';
 
@@ -66,6 +67,7 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
   const stanzaBackoff = new Backoff({ initialMs: 5_000, maxMs: 120_000 });
   let stanzaRetryAt = 0;
   let infoAt = 0;
+  let lastSucceeded = '';
   try {
     while (!leadership.aborted) {
       let busy = false;
@@ -130,9 +132,15 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
             }
           }
           if (state.stanzaReady) {
+            // A backup another host ran (the repo host's) is read from pgBackRest as soon as it is recorded.
+            const succeeded = queue.succeededKey();
+            if (succeeded !== lastSucceeded) {
+              lastSucceeded = succeeded;
+              infoAt = 0;
+            }
             if (performance.now() >= infoAt) {
               infoAt = performance.now() + INFO_REFRESH_MS;
-              await refreshRecoveryWindow(ctx, usable, leadership);
+              await refreshInfo(ctx, usable, leadership);
             }
             // With a volume repo, the repo host runs every backup (the only host that may).
             if (!hasVolumeRepo(usable) && (await queue.runNext(usable, leadership))) {
@@ -177,10 +185,23 @@ function sourceClash(ctx: AgentContext, own: PgBackRestSpec): string | undefined
     : undefined;
 }
 
-async function refreshRecoveryWindow(ctx: AgentContext, spec: PgBackRestSpec, signal: AbortSignal): Promise<void> {
-  const first = spec.repos[0];
-  if (!first) return;
-  const result = await ctx.pgbackrest.run([`--repo=${repoIndex(first.name)}`, '--output=json', 'info'], { signal });
-  if (result.code === 0)
-    ctx.backups.recoveryFirst = firstRecoverabilityPoint(parseBackups(result.stdout, PGBACKREST_STANZA));
+/**
+ * Reads `pgbackrest info` of every repo: the recovery window's start (the first repo's oldest
+ * backup) and each repo's latest full backups, which the operator's major-upgrade gate holds a
+ * PostgresBackup's word against. A repo that cannot answer keeps what it last listed.
+ */
+async function refreshInfo(ctx: AgentContext, spec: PgBackRestSpec, signal: AbortSignal): Promise<void> {
+  const listed = new Map<string, FullBackupReport[]>();
+  for (const [index, repo] of spec.repos.entries()) {
+    const result = await ctx.pgbackrest.run([`--repo=${repoIndex(repo.name)}`, '--output=json', 'info'], { signal });
+    if (signal.aborted) return;
+    if (result.code !== 0) continue;
+    const backups = parseBackups(result.stdout, PGBACKREST_STANZA);
+    if (index === 0) ctx.backups.recoveryFirst = firstRecoverabilityPoint(backups);
+    listed.set(repo.name, latestFullBackups(repo.name, backups));
+  }
+  const kept = (ctx.backups.fullBackups ?? []).filter(
+    (b) => !listed.has(b.repo) && spec.repos.some((r) => r.name === b.repo),
+  );
+  ctx.backups.fullBackups = [...kept, ...[...listed.values()].flat()];
 }

@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import { SUPERUSER } from '../../contract/index.js';
+import { type MemberTarget, memberConninfo, usesPassword } from '../plan/member-connection.js';
 import { buildScramVerifier } from '../plan/scram.js';
 import { runCommand } from './commands.js';
 import { fsyncDir } from './files.js';
@@ -114,52 +115,38 @@ export async function initdb(
 
 /**
  * pg_basebackup from the primary through this replica's own slot (so WAL from the backup's start
- * is kept until it streams), then standby.signal. The password is passed in the environment only.
+ * is kept until it streams), then standby.signal. With the cluster's TLS files the primary must
+ * prove the cluster's name and the replication certificate is the only credential
+ * (member-connection.ts); without them the password goes in the environment only.
  */
 export async function basebackup(
   context: BootstrapContext,
   source: {
-    host: string;
+    target: MemberTarget;
     slot: string;
     applicationName: string;
     replicationPassword: string;
-    /** libpq's TLS variables (replicationTlsEnv): with the cluster's files, a certificate replaces the password. */
-    tlsEnv?: Readonly<Record<string, string>>;
   },
 ): Promise<void> {
   const { pgBin, pgdata, log, redactor, signal } = context;
   const temporary = `${pgdata}.basebackup`;
   await rm(temporary, { recursive: true, force: true });
-  log.info({ from: source.host, slot: source.slot }, 'pg_basebackup: cloning the primary');
+  log.info({ from: source.target.ip, slot: source.slot }, 'pg_basebackup: cloning the primary');
+  const conninfo = memberConninfo(source.target, [
+    ['application_name', source.applicationName],
+    ['connect_timeout', '10'],
+  ]);
   try {
     await runCommand(
       join(pgBin, 'pg_basebackup'),
-      [
-        '-h',
-        source.host,
-        '-p',
-        String(PORT.postgres),
-        '-U',
-        REPLICATION_USER,
-        '-D',
-        temporary,
-        '-X',
-        'stream',
-        '-S',
-        source.slot,
-        '--checkpoint=fast',
-        '--no-password',
-      ],
+      ['--dbname', conninfo, '-D', temporary, '-X', 'stream', '-S', source.slot, '--checkpoint=fast', '--no-password'],
       {
         log,
         redactor,
         signal,
         env: {
           ...process.env,
-          ...source.tlsEnv,
-          PGPASSWORD: source.replicationPassword,
-          PGAPPNAME: source.applicationName,
-          PGCONNECT_TIMEOUT: '10',
+          ...(usesPassword(source.target) ? { PGPASSWORD: source.replicationPassword } : {}),
         },
       },
     );

@@ -41,3 +41,33 @@ it('answers a flood of /status with 429 beyond the rate, reads one live status a
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+it('refuses POST /failsafe over plain HTTP: an agent not yet certified vouches for nobody', async () => {
+  const asked: string[] = [];
+  const source = {
+    health: () => null,
+    readiness: () => null,
+    liveStatus: async () => ({ name: 'db-i-2' }),
+    vouch(request: { leader: string }) {
+      asked.push(request.leader);
+      return { name: 'db-i-2', accepted: true };
+    },
+    // No peer certificate yet: the peer API is still served here.
+    peerApiOverPlainHttp: () => true,
+  };
+  const server = await startHttpServer('127.0.0.1', 0, source, new Registry());
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const response = await fetch(`${base}/failsafe`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ leader: 'db-i-0' }),
+    });
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /only to a certified peer over mutual TLS/);
+    assert.deepEqual(asked, [], 'the agent was never asked');
+    assert.equal((await fetch(`${base}/status`)).status, 200, 'the read-only status stays until certified');
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * The agent's HTTP endpoints on POD_IP:8000: `/healthz` (liveness), `/readyz` (readiness) and
- * `/metrics`, plus the peer API (`GET /status`, `POST /failsafe`) until the agent serves it over
- * mutual TLS on its own port (peer-server.ts). Probes answer from the state the agent already
+ * `/metrics`, plus the peer API's `GET /status` until the agent serves the peer API over mutual
+ * TLS on its own port (peer-server.ts); `POST /failsafe` is answered only there, to a certified
+ * caller: here it is refused, certificate or not. Probes answer from the state the agent already
  * holds, so a slow postgres never makes a probe hang. The peer API is rate-limited per caller
  * (plan/peer-rate-limit.ts) and reads one live status at a time.
  */
@@ -108,14 +109,20 @@ export function peerApiHandler(source: HealthSource): (request: IncomingMessage,
       return true;
     }
     if (path === PEER_FAILSAFE_PATH && request.method === 'POST' && source.vouch) {
+      // A vouch keeps this instance from taking over: only a certified peer, proven by mutual TLS,
+      // may ask for one. Over plain HTTP (an agent not yet certified) anyone could.
+      const caller = peerCaller(request);
+      if (caller === undefined) {
+        answer(403, 'a vouch is given only to a certified peer over mutual TLS (the peer port)\n');
+        return true;
+      }
       const vouch = source.vouch.bind(source);
       readJson(request).then(
         (body) => {
           const parsed = failsafeRequest.safeParse(body);
           if (!parsed.success) return answer(400, 'expected {"leader": "<pod>"}\n');
-          // Over mutual TLS the caller is known: only the primary itself may ask to be vouched for.
-          const caller = peerCaller(request);
-          if (caller !== undefined && caller !== parsed.data.leader)
+          // Only the primary itself may ask to be vouched for.
+          if (caller !== parsed.data.leader)
             return answer(403, `${caller} cannot ask to be vouched for as ${parsed.data.leader}\n`);
           const given = vouch(parsed.data);
           answer(given.accepted ? 200 : 409, JSON.stringify(given), 'application/json');

@@ -1,10 +1,13 @@
 /**
  * Keeps postgres's configuration files in PGDATA equal to what the operator's ConfigMap and the
  * agent's own settings say. Writes are serialised and only touch files whose content changed.
+ * The last configuration taken from the ConfigMap is kept in the run volume too, so an agent
+ * restarted while the ConfigMap is gone serves it again rather than something weaker.
  */
 import { join } from 'node:path';
-import type { PostgresTlsFiles } from '../../contract/index.js';
+import { memberServerName, type PostgresTlsFiles } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
+import { type Material, type OperatorConfig, readOperatorConfig } from '../plan/material-plan.js';
 import {
   buildAgentSettings,
   buildPassfile,
@@ -18,12 +21,15 @@ import {
 import { readIfExists, writeFileIfChanged } from './files.js';
 import type { Logger } from './logger.js';
 
+/** The primary to follow, as the replica role knows it: the name to verify and the TLS files are the agent's. */
+export type PrimaryToFollow = Omit<ConnectionToPrimary, 'serverName' | 'tls'>;
+
 export class InstanceFiles {
   readonly #config: AgentConfig;
   readonly #log: Logger;
-  #parameters: string | undefined;
-  #hba: string | undefined;
-  #primary: ConnectionToPrimary | undefined;
+  #operator: OperatorConfig | undefined;
+  #keeping: Promise<unknown> = Promise.resolve();
+  #primary: PrimaryToFollow | undefined;
   #slot: string | undefined;
   #synchronousStandbyNames = '';
   #tls: PostgresTlsFiles | undefined;
@@ -42,14 +48,42 @@ export class InstanceFiles {
     return join(this.#config.runDir, 'replication.pgpass');
   }
 
-  /** The operator's ConfigMap data; undefined while it does not exist. */
-  setOperatorConfig(data: Readonly<Record<string, string>> | undefined): void {
-    this.#parameters = data?.[CONFIG_KEY.parameters];
-    this.#hba = data?.[CONFIG_KEY.hba];
+  /** Where the last configuration taken from the ConfigMap is kept (the run volume: gone with the Pod). */
+  get keptConfigPath(): string {
+    return join(this.#config.runDir, 'operator-config.json');
+  }
+
+  /**
+   * The operator's configuration (plan/material-plan.ts readOperatorConfig), kept in the run volume
+   * as well unless it came from there.
+   */
+  setOperatorConfig(config: OperatorConfig, options: { readonly keep?: boolean } = {}): void {
+    this.#operator = config;
+    if (options.keep === false) return;
+    const text = JSON.stringify({ [CONFIG_KEY.parameters]: config.parameters, [CONFIG_KEY.hba]: config.hba });
+    this.#keeping = this.#keeping
+      .then(() => writeFileIfChanged(this.keptConfigPath, text, 0o600))
+      .catch((error: unknown) => this.#log.warn({ err: error }, 'cannot keep a copy of the cluster configuration'));
+  }
+
+  /** The configuration this Pod's agent last took from the ConfigMap (before a restart), or why there is none. */
+  async readKeptOperatorConfig(): Promise<Material<OperatorConfig>> {
+    const source = { what: `the copy kept in ${this.keptConfigPath}`, known: true };
+    try {
+      const text = await readIfExists(this.keptConfigPath);
+      return readOperatorConfig(text === undefined ? undefined : (JSON.parse(text) as Record<string, string>), source);
+    } catch (error) {
+      return { missing: `${source.what} cannot be read: ${(error as Error).message}` };
+    }
+  }
+
+  /** The operator's configuration is known (from the ConfigMap, or kept from it). */
+  get hasOperatorConfig(): boolean {
+    return this.#operator !== undefined;
   }
 
   /** Replicas: the primary to stream from (undefined: none known) and the slot to use. */
-  setPrimary(primary: ConnectionToPrimary | undefined, slot: string | undefined): void {
+  setPrimary(primary: PrimaryToFollow | undefined, slot: string | undefined): void {
     this.#primary = primary;
     this.#slot = slot;
   }
@@ -91,18 +125,22 @@ export class InstanceFiles {
   }
 
   async #write(): Promise<boolean> {
-    const { pgdata, podIP, podName, socketDir, replicationPassword } = this.#config;
+    const { pgdata, podIP, podName, socketDir, replicationPassword, cluster, namespace } = this.#config;
     const settings = buildAgentSettings({
       podIP,
       podName,
       socketDir,
-      primary: this.#primary && { ...this.#primary, ...(this.#tls ? { tls: this.#tls } : {}) },
+      primary: this.#primary && {
+        ...this.#primary,
+        serverName: memberServerName(cluster, namespace),
+        ...(this.#tls ? { tls: this.#tls } : {}),
+      },
       slot: this.#slot,
       synchronousStandbyNames: this.#synchronousStandbyNames,
       archiveCommand: this.#config.archiveCommand,
       ...(this.#tls ? { tls: this.#tls } : {}),
     });
-    const { text, overridden } = renderKanriConf(this.#parameters, settings);
+    const { text, overridden } = renderKanriConf(this.#operator?.parameters, settings);
     const overriddenKey = overridden.join(',');
     if (overriddenKey && overriddenKey !== this.#lastOverridden)
       this.#log.warn({ parameters: overridden }, 'the cluster configuration sets parameters the agent owns; ignored');
@@ -116,7 +154,7 @@ export class InstanceFiles {
     changed =
       (await writeFileIfChanged(
         join(pgdata, 'pg_hba.conf'),
-        renderPgHba(this.#hba, { serving: this.#tls !== undefined, required: this.#tlsRequired }),
+        renderPgHba(this.#operator?.hba, { serving: this.#tls !== undefined, required: this.#tlsRequired }),
       )) || changed;
     this.#writtenSynchronousStandbyNames = settings.synchronous_standby_names;
     return changed;

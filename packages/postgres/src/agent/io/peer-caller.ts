@@ -14,12 +14,12 @@ export function setPeerCaller(request: IncomingMessage, instance: string): void 
 
 /**
  * The instance whose certificate made this request, when it came over the peer API's mutual TLS;
- * undefined over plain HTTP (an agent that has no certificate yet).
+ * undefined over plain HTTP (an agent that has no certificate yet), where no vouch is given.
  *
  * @example
  * ```ts
  * const caller = peerCaller(request);
- * if (caller !== undefined && caller !== body.leader) refuse();
+ * if (caller === undefined || caller !== body.leader) refuse();
  * ```
  */
 export function peerCaller(request: IncomingMessage): string | undefined {

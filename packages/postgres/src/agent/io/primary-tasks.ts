@@ -8,9 +8,18 @@ import pg from 'pg';
 import type { PostgresClusterSpec } from '../../api/postgres-cluster.js';
 import { names, REPLICATION_USER, SUPERUSER, type UsersReport } from '../../contract/index.js';
 import type { AgentConfig } from '../config.js';
+import { CHECKPOINTED_TIMELINE_SQL, type CheckpointedTimelineRow, checkpointedTimeline } from '../plan/rejoin-plan.js';
 import { MANAGED_ROLE_COMMENT, type ManagedRole, planMarks, planRemovedUsers } from '../plan/removed-users-plan.js';
 import { planSlots } from '../plan/slots-plan.js';
-import { type ExistingRole, planSystemRoles, planUsers, readDeclaredUsers, type UserStep } from '../plan/users-plan.js';
+import {
+  type ExistingRole,
+  planRewindGrants,
+  planSystemRoles,
+  planUsers,
+  REWIND_FUNCTIONS,
+  readDeclaredUsers,
+  type UserStep,
+} from '../plan/users-plan.js';
 import type { LocalDb } from './local-db.js';
 import type { Logger } from './logger.js';
 import type { Redactor } from './redactor.js';
@@ -63,10 +72,43 @@ async function runSteps(db: LocalDb, steps: readonly UserStep[], log: Logger): P
   }
 }
 
-/** Creates streaming_replica and keeps its password and the superuser's equal to the agent's Secrets. */
+/**
+ * Creates streaming_replica, keeps its password and the superuser's equal to the agent's Secrets,
+ * and lets it run pg_rewind against this server (planRewindGrants), the only way members rewind.
+ */
 export async function ensureSystemRoles(db: LocalDb, config: AgentConfig, log: Logger): Promise<void> {
   const roles = await readRoles(db, [SUPERUSER, REPLICATION_USER]);
   await runSteps(db, planSystemRoles(config.superuserPassword, config.replicationPassword, roles), log);
+  const granted = await db.query<{ fn: string }>(
+    "SELECT fn FROM unnest($1::text[]) AS fn WHERE has_function_privilege($2, fn, 'EXECUTE')",
+    [REWIND_FUNCTIONS, REPLICATION_USER],
+  );
+  await runSteps(db, planRewindGrants(new Set(granted.map((row) => row.fn))), log);
+}
+
+/**
+ * Checkpoints once pg_control lags the timeline this primary writes on, unless `running` (a
+ * checkpoint of this leadership's) is under way: a former primary rewinding from here waits until
+ * pg_control has the new timeline (io/rewind.ts), and before PostgreSQL 15 only a superuser, which
+ * no member is on another's, may ask for a checkpoint. The promotion asks at once (promote.ts);
+ * this catches a promotion whose checkpoint never ran (the agent restarted, the query failed).
+ * Resolves as soon as a checkpoint is asked for, with its completion (`done`), or undefined.
+ */
+export async function checkpointIfTimelineLags(
+  db: LocalDb,
+  running: Promise<void> | undefined,
+  log: Logger,
+): Promise<{ readonly done: Promise<void> } | undefined> {
+  if (running) return undefined;
+  const [row] = await db.query<CheckpointedTimelineRow>(CHECKPOINTED_TIMELINE_SQL);
+  const state = checkpointedTimeline(row);
+  if (!state || state.checkpointed) return undefined;
+  log.info({ timeline: state.timeline }, "checkpointing: pg_control lags this primary's timeline");
+  const done = db.query('CHECKPOINT').then(
+    () => undefined,
+    (error: unknown) => log.warn({ err: error }, 'checkpoint failed; the next pass tries again'),
+  );
+  return { done };
 }
 
 /** One physical slot per other Pod of the cluster; slots of Pods that are gone are dropped. */

@@ -8,8 +8,9 @@ import { execFile } from 'node:child_process';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PORT, type PostgresTlsFiles, SUPERUSER } from '../../contract/index.js';
-import { conninfoValue } from '../plan/postgres-conf.js';
+import { PORT, REPLICATION_USER } from '../../contract/index.js';
+import { type MemberTarget, memberConninfo, usesPassword } from '../plan/member-connection.js';
+import { CHECKPOINTED_TIMELINE_SQL, type CheckpointedTimelineRow, checkpointedTimeline } from '../plan/rejoin-plan.js';
 import { CommandError, withParentDeathSignal } from './commands.js';
 import type { Logger } from './logger.js';
 import type { Redactor } from './redactor.js';
@@ -93,74 +94,95 @@ export interface RewindResult {
   readonly ms: number;
 }
 
+/** How long the source may take to checkpoint its new timeline before the rewind gives up. */
+const CHECKPOINT_WAIT_MS = 60_000;
+
 /**
- * pg_rewind from the new primary at `host`, as the superuser: with the cluster's TLS files over
- * TLS with the superuser certificate (the primary verified by the cluster's CA), which is how the
- * agents get in when pg_hba refuses the superuser's password from the network; the password goes
- * along (in the environment only) for clusters that allow it. Resolves whether a rewind was
- * needed; rejects if it failed.
+ * pg_rewind from the new primary `source`, as the replication user: granted only the functions
+ * pg_rewind reads files with (users-plan.ts), reached as member-connection.ts says (verify-full,
+ * the replication certificate as the only credential with the cluster's TLS files). No superuser
+ * logs in over the network. Resolves whether a rewind was needed; rejects if it failed.
  */
 export async function rewind(input: {
   readonly pgBin: string;
   readonly pgdata: string;
-  readonly host: string;
-  readonly superuserPassword: string;
-  readonly tls?: PostgresTlsFiles;
+  readonly source: MemberTarget;
+  /** Used only without the cluster's TLS files (usesPassword). */
+  readonly replicationPassword: string;
   readonly log: Logger;
   readonly redactor: Redactor;
 }): Promise<RewindResult> {
   const started = performance.now();
-  const tls = input.tls;
-  // A just-promoted primary writes its new timeline into pg_control only at its next checkpoint;
-  // pg_rewind reads the timeline from there and would see no divergence until then.
-  const db = new pg.Client({
-    host: input.host,
-    port: PORT.postgres,
-    user: SUPERUSER,
-    password: input.superuserPassword,
-    database: 'postgres',
-    connectionTimeoutMillis: 10_000,
-    application_name: 'kanri-agent-rewind',
-    options: AGENT_SESSION_OPTIONS,
-    ...(tls
-      ? {
-          ssl: {
-            ca: await readFile(tls.serverCa, 'utf8'),
-            cert: await readFile(tls.superuserCert, 'utf8'),
-            key: await readFile(tls.superuserKey, 'utf8'),
-            // verify-ca: the primary is dialled by Pod IP, which its certificate does not name.
-            checkServerIdentity: () => undefined,
-          },
-        }
-      : {}),
-  });
-  db.on('error', () => undefined);
-  try {
-    await db.connect();
-    await db.query('CHECKPOINT');
-  } finally {
-    await db.end().catch(() => undefined);
-  }
-  const source = [
-    `host=${input.host} port=${PORT.postgres} user=${SUPERUSER} dbname=postgres connect_timeout=10`,
-    ...(tls
-      ? [
-          `sslmode=verify-ca sslrootcert=${conninfoValue(tls.serverCa)} sslcert=${conninfoValue(tls.superuserCert)}`,
-          `sslkey=${conninfoValue(tls.superuserKey)}`,
-        ]
-      : []),
-  ].join(' ');
+  const waitedMs = await untilTimelineCheckpointed(input.source, input.replicationPassword);
+  if (waitedMs > 0) input.log.info({ waitedMs }, "waited for the source's checkpoint of its new timeline");
+  const source = memberConninfo(input.source, [
+    ['dbname', 'postgres'],
+    ['connect_timeout', '10'],
+  ]);
+  const password = usesPassword(input.source) ? { PGPASSWORD: input.replicationPassword } : {};
   const output = await captureCommand(
     join(input.pgBin, 'pg_rewind'),
     ['--target-pgdata', input.pgdata, '--source-server', source],
     {
-      env: { ...process.env, PGPASSWORD: input.superuserPassword, LC_ALL: 'C', LANG: 'C' },
+      env: { ...process.env, ...password, LC_ALL: 'C', LANG: 'C' },
       redactor: input.redactor,
       timeoutMs: 10 * 60_000,
     },
   );
   for (const line of output.split('\n')) if (line.trim()) input.log.info({ tool: 'pg_rewind' }, line);
   return { needed: !/no rewind required/.test(output), ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Waits until the source's pg_control holds its current timeline (CHECKPOINTED_TIMELINE_SQL). The
+ * new primary checkpoints itself (promote.ts, and checkpointIfTimelineLags while pg_control lags):
+ * CHECKPOINT needs a superuser before PostgreSQL 15, which no member is on another's. Resolves how
+ * long it waited (0: not at all).
+ */
+async function untilTimelineCheckpointed(target: MemberTarget, password: string): Promise<number> {
+  const tls = target.tls;
+  const db = new pg.Client({
+    host: target.ip,
+    port: PORT.postgres,
+    user: REPLICATION_USER,
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000,
+    application_name: 'kanri-agent-rewind',
+    options: AGENT_SESSION_OPTIONS,
+    // Node checks the certificate against `servername` (verify-full) before the startup message.
+    ...(tls
+      ? {
+          ssl: {
+            ca: await readFile(tls.serverCa, 'utf8'),
+            cert: await readFile(tls.replicationCert, 'utf8'),
+            key: await readFile(tls.replicationKey, 'utf8'),
+            servername: target.serverName,
+          },
+        }
+      : { password }),
+  });
+  db.on('error', () => undefined);
+  try {
+    await db.connect();
+    const started = performance.now();
+    const deadline = started + CHECKPOINT_WAIT_MS;
+    for (let polls = 0; ; polls++) {
+      const {
+        rows: [row],
+      } = await db.query<CheckpointedTimelineRow>(CHECKPOINTED_TIMELINE_SQL);
+      const state = checkpointedTimeline(row);
+      if (state?.checkpointed) return polls === 0 ? 0 : Math.round(performance.now() - started);
+      if (performance.now() > deadline)
+        throw new Error(
+          state
+            ? `the source has not checkpointed its timeline ${state.timeline} after ${CHECKPOINT_WAIT_MS / 1000} s`
+            : `the source is still in recovery after ${CHECKPOINT_WAIT_MS / 1000} s`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await db.end().catch(() => undefined);
+  }
 }
 
 /**

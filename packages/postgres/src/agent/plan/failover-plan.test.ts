@@ -182,3 +182,21 @@ it('failover: a replica that waits is told which one should win, and only one th
   );
   assert.equal(ineligible.take === false && ineligible.best, undefined);
 });
+
+it('failover: an instance not on the member list the holder published never takes over from it, and is not waited for', () => {
+  const listed = { holder: 'db-p', members: ['db-a', 'db-p'] };
+  // db-n joined while db-p was cut off from the API server: the most advanced, the grace over, and still not.
+  const newcomer = replica('db-n', '0/3000000');
+  const a = replica('db-a', '0/2000000');
+  assert.deepEqual(decideFailover(input('db-n', [newcomer, a], { failsafeMembers: listed, graceOver: true })), {
+    take: false,
+    message:
+      "waiting: this instance is not on the failsafe member list of db-p (db-a, db-p): db-p may be leading on those members' vouches without having asked this one, so only they may take over from it",
+  });
+  // A listed replica ranks among the listed only: it does not wait a grace period for db-n.
+  assert.equal(decideFailover(input('db-a', [newcomer, a], { failsafeMembers: listed })).take, true);
+  // Once the holder lists it (or without a list), it is a candidate like any other.
+  const relisted = { holder: 'db-p', members: ['db-a', 'db-n', 'db-p'] };
+  assert.equal(decideFailover(input('db-n', [newcomer, a], { failsafeMembers: relisted })).take, true);
+  assert.equal(decideFailover(input('db-n', [newcomer, a])).take, true);
+});

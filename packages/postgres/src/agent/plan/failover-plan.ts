@@ -5,6 +5,7 @@
  * Every replica runs the same rule on the same data, so they agree on one winner; the Lease's
  * resourceVersion precondition settles any race. Pure.
  */
+import { type FailsafeMembers, unlistedRefusal } from './failsafe-plan.js';
 import { lsnDistance, parseLsn } from './lsn.js';
 
 /** One instance as a candidate sees it (its live status, or its own observation). */
@@ -38,6 +39,11 @@ export interface FailoverInput {
    * ago (plan/failsafe-plan.ts): it may still be taking writes, so nobody takes over from it yet.
    */
   readonly vouchedFor?: string;
+  /**
+   * The member list the last holder published on its Lease, when it binds (failsafe-plan.ts,
+   * bindingMembers): an instance not on it never takes over, and ranks only those on it.
+   */
+  readonly failsafeMembers?: FailsafeMembers;
 }
 
 export type FailoverDecision =
@@ -99,10 +105,16 @@ export function decideFailover(input: FailoverInput): FailoverDecision {
       take: false,
       message: `waiting: this replica vouched for ${input.vouchedFor} in failsafe mode less than a lease duration ago`,
     };
+  const listed = input.failsafeMembers;
+  const unlisted = listed && unlistedRefusal(input.self, listed.holder, listed);
+  if (unlisted) return { take: false, message: `waiting: ${unlisted}` };
   const me = input.candidates.find((c) => c.name === input.self);
   if (!me?.eligible) return { take: false, message: `not a candidate: ${me?.why ?? 'no status'}` };
   const sync = input.synchronousStandbys;
-  const members = input.candidates.filter((c) => c.systemIdentifier === input.systemIdentifier);
+  // An unlisted peer never takes over: waiting for it to would only delay the failover.
+  const members = input.candidates.filter(
+    (c) => c.systemIdentifier === input.systemIdentifier && (!listed || listed.members.includes(c.name)),
+  );
   const allowed = (c: Candidate) => sync === undefined || synchronousEligible(c, sync, members);
   const lagOf = (c: Candidate) => lsnDistance(c.receivedLsn, input.primaryLsn);
   const ranked = members

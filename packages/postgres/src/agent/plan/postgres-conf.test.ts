@@ -8,12 +8,12 @@ import {
   INCLUDE_LINE,
   renderKanriConf,
   renderPgHba,
-  replicationTlsEnv,
   withKanriInclude,
 } from './postgres-conf.js';
 
 const primary = {
-  host: '127.1.0.1',
+  ip: '127.1.0.1',
+  serverName: 'db-primary.ns.svc',
   slot: 'kanri_db_1',
   passfile: '/run/postgresql/replication.pgpass',
   applicationName: 'db-1',
@@ -44,7 +44,7 @@ it('sets the agent-owned settings; replicas also name their primary and slot', (
   assert.equal(onReplica.primary_slot_name, 'kanri_db_1');
   assert.match(
     onReplica.primary_conninfo ?? '',
-    /^host=127\.1\.0\.1 port=5432 user=streaming_replica passfile=\/run\/postgresql\/replication\.pgpass application_name=db-1 /,
+    /^host=127\.1\.0\.1 port=5432 user=streaming_replica sslmode=prefer passfile=\/run\/postgresql\/replication\.pgpass application_name=db-1 /,
   );
 });
 
@@ -81,9 +81,13 @@ it("puts the agent's rules first in pg_hba.conf, then the operator's or the defa
     'local all postgres trust',
     'local replication postgres trust',
     'host replication streaming_replica all scram-sha-256',
+    'host postgres streaming_replica all scram-sha-256',
+    'host all streaming_replica all reject',
     'hostssl all all 10.0.0.0/8 scram-sha-256',
   ]);
-  assert.match(renderPgHba(undefined), /host all all all scram-sha-256/);
+  // Without the cluster's rules nothing from the network gets past the agent's own lines.
+  assert.match(renderPgHba(undefined), /host all all all reject/);
+  assert.doesNotMatch(renderPgHba(undefined), /^host(ssl)? all .*scram-sha-256/m);
 });
 
 it('adds the include line to postgresql.conf once', () => {
@@ -99,11 +103,9 @@ const tls = {
   clientCa: '/run/postgresql/postgres-tls/client-ca.crt',
   replicationCert: '/run/postgresql/postgres-tls/replication.crt',
   replicationKey: '/run/postgresql/postgres-tls/replication.key',
-  superuserCert: '/run/postgresql/postgres-tls/superuser.crt',
-  superuserKey: '/run/postgresql/postgres-tls/superuser.key',
 };
 
-it('serves TLS once the cluster files are there, and replicas then verify the primary and present a certificate', () => {
+it("serves TLS once the cluster files are there, and replicas then verify the primary's name and present a certificate, no password", () => {
   const base = { podIP: '127.1.0.2', podName: 'db-1', socketDir: '/s', archiveCommand: 'a %p' };
   const without = buildAgentSettings({ ...base, primary });
   assert.equal(without.ssl, 'off');
@@ -115,28 +117,32 @@ it('serves TLS once the cluster files are there, and replicas then verify the pr
   assert.equal(withTls.ssl_cert_file, tls.serverCert);
   assert.equal(withTls.ssl_key_file, tls.serverKey);
   assert.equal(withTls.ssl_ca_file, tls.clientCa, 'client certificates are checked against the cluster CA');
-  assert.match(withTls.primary_conninfo, /sslmode=verify-ca sslrootcert=\S+\/ca\.crt sslcert=\S+\/replication\.crt/);
-  assert.match(withTls.primary_conninfo, /sslkey=\S+\/replication\.key/);
-
-  assert.deepEqual(replicationTlsEnv(undefined), { PGSSLMODE: 'prefer' });
-  assert.deepEqual(replicationTlsEnv(tls), {
-    PGSSLMODE: 'verify-ca',
-    PGSSLROOTCERT: tls.serverCa,
-    PGSSLCERT: tls.replicationCert,
-    PGSSLKEY: tls.replicationKey,
-  });
+  assert.match(
+    withTls.primary_conninfo,
+    /^host=db-primary\.ns\.svc hostaddr=127\.1\.0\.1 port=5432 user=streaming_replica sslmode=verify-full sslrootcert=\S+\/ca\.crt sslcert=\S+\/replication\.crt sslkey=\S+\/replication\.key application_name=db-1 /,
+  );
+  assert.doesNotMatch(withTls.primary_conninfo, /passfile|verify-ca/, 'the certificate is the only credential');
 });
 
 it('authenticates the replication user by certificate over TLS, and refuses plain connections when TLS is required', () => {
   const lines = (text: string) => text.split('\n');
-  const plain = lines(renderPgHba(undefined));
-  assert.ok(!plain.some((line) => line.startsWith('hostssl') || line.includes('reject')));
+  const plain = lines(renderPgHba('host all all all scram-sha-256'));
+  assert.ok(!plain.some((line) => line.startsWith('hostssl') || line.includes('all all reject')));
 
   const serving = lines(renderPgHba('host all all all scram-sha-256', { serving: true, required: false }));
-  const cert = serving.indexOf('hostssl replication streaming_replica all cert');
-  const password = serving.indexOf('host replication streaming_replica all scram-sha-256');
-  assert.ok(cert >= 0 && cert < password, 'over TLS the certificate rule matches first');
+  for (const database of ['replication', 'postgres']) {
+    const cert = serving.indexOf(`hostssl ${database} streaming_replica all cert`);
+    const password = serving.indexOf(`host ${database} streaming_replica all scram-sha-256`);
+    assert.ok(cert >= 0 && cert < password, `${database}: over TLS the certificate rule matches first`);
+  }
   assert.ok(!serving.includes('hostnossl all all all reject'));
+  assert.deepEqual(
+    serving.filter((line) => / cert$/.test(line)).map((line) => line.split(' ')[2]),
+    ['streaming_replica', 'streaming_replica'],
+    'no other role is authenticated by certificate',
+  );
+  const elsewhere = serving.indexOf('host all streaming_replica all reject');
+  assert.ok(elsewhere >= 0 && elsewhere < serving.indexOf('host all all all scram-sha-256'), 'nowhere else');
 
   const required = lines(renderPgHba('host all all all scram-sha-256', { serving: true, required: true }));
   const reject = required.indexOf('hostnossl all all all reject');

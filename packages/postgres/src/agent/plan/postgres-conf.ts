@@ -11,20 +11,19 @@ import {
   REPLICATION_USER,
   SUPERUSER,
 } from '../../contract/index.js';
+import { type ConninfoPair, type MemberTarget, memberConninfo, usesPassword } from './member-connection.js';
 
 export { CONFIG_KEY } from '../../contract/index.js';
 
 export const KANRI_CONF = 'kanri.conf';
 export const INCLUDE_LINE = `include_if_exists = '${KANRI_CONF}'`;
 
-export interface ConnectionToPrimary {
-  readonly host: string;
+/** The primary a replica streams from (see member-connection.ts for how it is reached). */
+export interface ConnectionToPrimary extends MemberTarget {
   readonly slot: string;
-  /** Where the replication password is (see buildPassfile), never the password itself. */
+  /** Where the replication password is (see buildPassfile), never the password itself; used only without TLS files. */
   readonly passfile: string;
   readonly applicationName: string;
-  /** With the cluster's TLS files, the replica verifies the primary and authenticates by certificate. */
-  readonly tls?: PostgresTlsFiles;
 }
 
 export interface AgentSettingsInput {
@@ -74,7 +73,8 @@ export function buildAgentSettings(input: AgentSettingsInput): Record<AgentOwned
     ssl: input.tls ? 'on' : 'off',
     ssl_cert_file: input.tls?.serverCert ?? 'server.crt',
     ssl_key_file: input.tls?.serverKey ?? 'server.key',
-    // Client certificates (the replication user's) are verified against the cluster's CA.
+    // Client certificates are verified against the cluster's CA (and the user's replication CA);
+    // pg_hba accepts one for the replication user alone (renderPgHba).
     ssl_ca_file: input.tls?.clientCa ?? '',
   };
 }
@@ -98,70 +98,26 @@ export function buildArchiveCommand(node: string, script: string, socket: string
 }
 
 /**
- * A libpq conninfo value: single-quoted with backslash escapes when it holds anything unusual.
+ * `primary_conninfo` for a replica: the password stays in the passfile (named only without TLS
+ * files), so this string (which superusers can SHOW) carries none. Keepalives make a vanished
+ * primary noticed in ~20 s, not hours.
  *
  * @example
  * ```ts
- * conninfoValue('/run/a b/ca.crt'); // "'/run/a b/ca.crt'"
+ * buildPrimaryConninfo({ ip: '10.0.0.7', serverName: 'hippo-primary.db.svc', tls, slot, passfile, applicationName: 'hippo-1' });
  * ```
  */
-export function conninfoValue(value: string): string {
-  return /^[A-Za-z0-9_.:/-]+$/.test(value) ? value : `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/**
- * `primary_conninfo` for a replica: the password stays in the passfile, so this string (which
- * superusers can SHOW) carries none. Keepalives make a vanished primary noticed in ~20 s, not hours.
- */
 export function buildPrimaryConninfo(primary: ConnectionToPrimary): string {
-  const pairs: [string, string][] = [
-    ['host', primary.host],
-    ['port', String(PORT.postgres)],
-    ['user', REPLICATION_USER],
-    ['passfile', primary.passfile],
+  const passfile: ConninfoPair[] = usesPassword(primary) ? [['passfile', primary.passfile]] : [];
+  return memberConninfo(primary, [
+    ...passfile,
     ['application_name', primary.applicationName],
-    ...replicationTlsPairs(primary.tls),
     ['connect_timeout', '5'],
     ['keepalives', '1'],
     ['keepalives_idle', '10'],
     ['keepalives_interval', '5'],
     ['keepalives_count', '2'],
-  ];
-  return pairs.map(([key, value]) => `${key}=${conninfoValue(value)}`).join(' ');
-}
-
-/**
- * How the replication user's connections (streaming, pg_basebackup) use TLS: with the cluster's
- * files, verify the primary against the server CA (by CA, not name: replicas dial a Pod IP, which
- * the certificate does not carry) and present the client certificate; without them, `prefer`, which
- * falls back to a password over plain TCP when the primary asks for a certificate it cannot give.
- */
-function replicationTlsPairs(tls: PostgresTlsFiles | undefined): [string, string][] {
-  if (!tls) return [['sslmode', 'prefer']];
-  return [
-    ['sslmode', 'verify-ca'],
-    ['sslrootcert', tls.serverCa],
-    ['sslcert', tls.replicationCert],
-    ['sslkey', tls.replicationKey],
-  ];
-}
-
-/**
- * The same as libpq environment variables, for pg_basebackup.
- *
- * @example
- * ```ts
- * replicationTlsEnv(undefined); // { PGSSLMODE: 'prefer' }
- * ```
- */
-export function replicationTlsEnv(tls: PostgresTlsFiles | undefined): Record<string, string> {
-  const variable: Record<string, string> = {
-    sslmode: 'PGSSLMODE',
-    sslrootcert: 'PGSSLROOTCERT',
-    sslcert: 'PGSSLCERT',
-    sslkey: 'PGSSLKEY',
-  };
-  return Object.fromEntries(replicationTlsPairs(tls).map(([key, value]) => [variable[key] ?? key, value]));
+  ]);
 }
 
 /** A .pgpass line for the replication user on any host (`:` and `\` escaped). */
@@ -208,16 +164,16 @@ export function renderKanriConf(
   return { text, overridden };
 }
 
-/** Used until the operator's ConfigMap exists: local trust on the private socket, passwords over TCP. */
-export const DEFAULT_HBA = [
-  'local all all trust',
-  'host all all all scram-sha-256',
-  'host replication all all scram-sha-256',
-].join('\n');
+/**
+ * Only for pg_hba.conf written before the agent has the cluster's rules, which its start gate
+ * prevents (agent/start-gate.ts): fail closed, nothing from the network past the agent's own
+ * replication rules, and local trust on the private socket.
+ */
+export const DEFAULT_HBA = ['local all all trust', 'host all all all reject'].join('\n');
 
 /** How pg_hba.conf treats TLS. */
 export interface HbaTls {
-  /** postgres serves TLS: the replication user authenticates by certificate over it. */
+  /** postgres serves TLS: the replication user authenticates by certificate over it (and no other role does). */
   readonly serving: boolean;
   /** spec.tls.required: no network connection without TLS, whoever it is. */
   readonly required: boolean;
@@ -225,9 +181,12 @@ export interface HbaTls {
 
 /**
  * `pg_hba.conf`: the agent's own rules first (its superuser connection over the socket, and
- * replication for streaming_replica), then the operator's rules or the default. Over TLS the
- * replication user presents its certificate; its password is accepted only without TLS, which
- * spec.tls.required refuses before any rule.
+ * streaming_replica's: replication and pg_rewind, which reads the `postgres` database, and nothing
+ * else), then the operator's rules or the default. Over TLS the replication user presents its
+ * certificate; its password is accepted only without TLS, which spec.tls.required refuses before
+ * any rule. No other role is authenticated by certificate: postgres trusts the CA of
+ * spec.tls.replicationSecret too, which may be a shared issuer's that names any role, and pg_hba
+ * cannot tell which CA issued a certificate.
  *
  * @example
  * ```ts
@@ -244,8 +203,12 @@ export function renderPgHba(
     `local all ${SUPERUSER} trust`,
     `local replication ${SUPERUSER} trust`,
     ...(tls.required ? ['hostnossl all all all reject'] : []),
-    ...(tls.serving ? [`hostssl replication ${REPLICATION_USER} all cert`] : []),
+    ...(tls.serving
+      ? [`hostssl replication ${REPLICATION_USER} all cert`, `hostssl postgres ${REPLICATION_USER} all cert`]
+      : []),
     `host replication ${REPLICATION_USER} all scram-sha-256`,
+    `host postgres ${REPLICATION_USER} all scram-sha-256`,
+    `host all ${REPLICATION_USER} all reject`,
     operatorRules === undefined
       ? '# Built-in default (no cluster configuration yet):'
       : '# From the cluster configuration:',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LiveStatus } from '../../contract/index.js';
 import { planLeadershipStart } from './leadership-plan.js';
-import { planRejoin } from './rejoin-plan.js';
+import { checkpointedTimeline, planRejoin } from './rejoin-plan.js';
 import { planReplicaLap } from './replica-plan.js';
 import { planSwitchoverTarget } from './switchover-plan.js';
 
@@ -133,4 +133,16 @@ describe('planSwitchoverTarget', () => {
       why: 'other is not an instance of this cluster',
     });
   });
+});
+
+it("sees whether a primary's pg_control has the timeline it writes on (pg_rewind reads it there)", () => {
+  assert.deepEqual(checkpointedTimeline({ checkpointed: 1, walfile: '000000020000000000000003' }), {
+    timeline: 2,
+    checkpointed: false,
+  });
+  assert.deepEqual(checkpointedTimeline({ checkpointed: '10', walfile: '0000000A0000000000000003' }), {
+    timeline: 10,
+    checkpointed: true,
+  });
+  assert.equal(checkpointedTimeline({ checkpointed: 1, walfile: null }), undefined, 'in recovery');
 });

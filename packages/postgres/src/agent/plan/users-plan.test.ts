@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { DEFAULT_ROLE_ATTRIBUTES } from './role-options.js';
 import { buildScramVerifier } from './scram.js';
-import { type ExistingRole, planSystemRoles, planUsers, readDeclaredUsers } from './users-plan.js';
+import {
+  type ExistingRole,
+  planRewindGrants,
+  planSystemRoles,
+  planUsers,
+  REWIND_FUNCTIONS,
+  readDeclaredUsers,
+} from './users-plan.js';
 
 const verifier = (password: string) => `V(${password.length})`;
 
@@ -123,4 +130,16 @@ it('plans streaming_replica and the superuser password, and nothing once they ma
     ['postgres', { attributes: { ...DEFAULT_ROLE_ATTRIBUTES, superuser: true }, password: buildScramVerifier('su') }],
   ]);
   assert.deepEqual(planSystemRoles('su', 'repl', roles), []);
+});
+
+it('grants streaming_replica the functions pg_rewind reads files with, and nothing once it may run them', () => {
+  assert.deepEqual(
+    planRewindGrants(new Set(['pg_catalog.pg_stat_file(text, boolean)'])).map((step) => step.sql),
+    [
+      'GRANT EXECUTE ON FUNCTION pg_catalog.pg_ls_dir(text, boolean, boolean) TO "streaming_replica"',
+      'GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text) TO "streaming_replica"',
+      'GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean) TO "streaming_replica"',
+    ],
+  );
+  assert.deepEqual(planRewindGrants(new Set(REWIND_FUNCTIONS)), []);
 });

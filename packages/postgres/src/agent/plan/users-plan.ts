@@ -28,7 +28,7 @@ export interface ExistingRole {
 }
 
 export interface UserStep {
-  readonly action: 'create-role' | 'alter-role' | 'set-password' | 'create-database' | 'set-database-owner';
+  readonly action: 'create-role' | 'alter-role' | 'set-password' | 'create-database' | 'set-database-owner' | 'grant';
   /** The role or database concerned. */
   readonly name: string;
   /** SQL to run; passwords appear only as SCRAM verifiers. */
@@ -196,4 +196,35 @@ export function planSystemRoles(
       sql: `ALTER ROLE ${quoteIdent(SUPERUSER)} WITH PASSWORD ${quoteLiteral(makeVerifier(superuserPassword))}`,
     });
   return steps;
+}
+
+/**
+ * The functions pg_rewind reads the source's files with, which PostgreSQL documents as all a
+ * non-superuser needs: members rewind as streaming_replica, which may read every file through
+ * replication already, so no superuser logs in over the network. Privileges on functions are per
+ * database: these are granted in `postgres`, the database pg_rewind connects to.
+ */
+export const REWIND_FUNCTIONS = [
+  'pg_catalog.pg_ls_dir(text, boolean, boolean)',
+  'pg_catalog.pg_stat_file(text, boolean)',
+  'pg_catalog.pg_read_binary_file(text)',
+  'pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean)',
+] as const;
+
+/**
+ * The grants that let streaming_replica run pg_rewind against this server, given the functions of
+ * {@link REWIND_FUNCTIONS} it may execute already.
+ *
+ * @example
+ * ```ts
+ * planRewindGrants(new Set()); // four GRANT EXECUTE steps
+ * planRewindGrants(new Set(REWIND_FUNCTIONS)); // []
+ * ```
+ */
+export function planRewindGrants(granted: ReadonlySet<string>): UserStep[] {
+  return REWIND_FUNCTIONS.filter((fn) => !granted.has(fn)).map((fn) => ({
+    action: 'grant',
+    name: REPLICATION_USER,
+    sql: `GRANT EXECUTE ON FUNCTION ${fn} TO ${quoteIdent(REPLICATION_USER)}`,
+  }));
 }

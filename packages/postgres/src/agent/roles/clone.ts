@@ -5,11 +5,10 @@
  */
 import { holderOf } from '@kanri/runtime';
 import { Backoff, sleepUnlessAborted } from '@kanri/timing';
-import { names } from '../../contract/index.js';
+import { memberServerName, names } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { type BootstrapContext, basebackup } from '../io/bootstrap.js';
 import { leaseTimings } from '../lease-timings.js';
-import { replicationTlsEnv } from '../plan/postgres-conf.js';
 
 export function bootstrapContext(ctx: AgentContext, signal: AbortSignal): BootstrapContext {
   return {
@@ -41,11 +40,14 @@ export async function cloneFromPrimary(ctx: AgentContext, signal: AbortSignal): 
         state.setPhase(`cloning the primary ${leader.holder} (pg_basebackup)`);
         const started = performance.now();
         await basebackup(bootstrapContext(ctx, signal), {
-          host: leader.podIP,
+          target: {
+            ip: leader.podIP,
+            serverName: memberServerName(config.cluster, config.namespace),
+            tls: ctx.files.tls,
+          },
           slot: names.slot(config.podName),
           applicationName: config.podName,
           replicationPassword: config.replicationPassword,
-          tlsEnv: replicationTlsEnv(ctx.files.tls),
         });
         log.info({ ms: Math.round(performance.now() - started), from: leader.holder }, 'pg_basebackup done');
         return true;

@@ -22,9 +22,16 @@ import { fetchPeerStatus } from '../io/peer-status.js';
 import { ensureSlots } from '../io/primary-tasks.js';
 import { leaseTimings } from '../lease-timings.js';
 import { decideFailover } from '../plan/failover-plan.js';
-import { isVouchedFor } from '../plan/failsafe-plan.js';
+import {
+  bindingMembers,
+  encodeFailsafeMembers,
+  isVouchedFor,
+  memberListFor,
+  readFailsafeMembers,
+} from '../plan/failsafe-plan.js';
 import { maxLsn } from '../plan/lsn.js';
 import { toCandidate } from '../plan/switchover-plan.js';
+import { podNames } from './primary-loop.js';
 
 export interface FailoverOutcome {
   /** This instance won the ranking (it may still have lost the race for the Lease). */
@@ -65,6 +72,7 @@ export async function considerFailover(
   // primary reached counts for this decision only, never stored or passed on: a peer that lied once
   // (or a spoofed answer) must not block every failover after it.
   state.seePrimaryLsn(readPodReport(pods.find((p) => p.metadata?.name === lastHolder))?.receivedLsn);
+  const listed = bindingMembers(readFailsafeMembers(lease.lease?.metadata?.annotations), lastHolder);
   const decision = decideFailover({
     self: config.podName,
     candidates: [me as LiveStatus, ...answered].map(toCandidate),
@@ -81,6 +89,7 @@ export async function considerFailover(
     isVouchedFor(state.snapshot().vouch, lastHolder, performance.now(), leaseTimings(ctx).leaseDurationMs)
       ? { vouchedFor: lastHolder }
       : {}),
+    ...(listed ? { failsafeMembers: listed } : {}),
   });
   if (!decision.take)
     return { take: false, message: decision.message, timings, ...(decision.best ? { best: decision.best } : {}) };
@@ -156,6 +165,11 @@ async function takeLease(
     annotations: {
       [ANNOTATION.syncStandbys]: null,
       [LEADER_HISTORY_ANNOTATION]: encodeLeaderHistory({ timeline: nextTimeline, holder: config.podName }),
+      // Its own member list in the same write: it may lead on vouches from the start.
+      [ANNOTATION.failsafeMembers]:
+        view.ha.failsafeMode && view.podsSynced
+          ? encodeFailsafeMembers(memberListFor(config.podName, podNames(ctx)))
+          : null,
     },
   });
   if (!written) {

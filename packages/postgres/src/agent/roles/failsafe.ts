@@ -1,19 +1,29 @@
 /**
- * The failsafe mode at the edges (plan/failsafe-plan.ts decides): the primary asking every other
- * member to vouch for it while the API server cannot be reached, and a replica answering such a
- * request over the peer API.
+ * The failsafe mode at the edges (plan/failsafe-plan.ts decides): the primary publishing its
+ * members on the Lease and asking each of them to vouch for it while the API server cannot be
+ * reached, and a replica answering such a request over the peer API.
  *
  * Caveat: a replica's vouch lives in its agent's memory. An agent restarted during an outage has
  * none, and refuses to vouch (it does not follow yet), so the primary fences; but if it restarts
  * after the API server is back and before the primary renewed, nothing stops it from judging the
  * Lease expired. The primary renews within a retry period of the API server's return.
  */
-import { holderOf, leaseExpiresAtMs } from '@kanri/runtime';
-import { EVENT_REASON, type FailsafeAnswer, type FailsafeRequest } from '../../contract/index.js';
+import { annotateLease, holderOf, leaseExpiresAtMs } from '@kanri/runtime';
+import { ANNOTATION, EVENT_REASON, type FailsafeAnswer, type FailsafeRequest } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { requestVouch } from '../io/peer-failsafe.js';
 import { leaseTimings } from '../lease-timings.js';
-import { decideFailsafe, decideVouch, type MemberAnswer } from '../plan/failsafe-plan.js';
+import {
+  decideFailsafe,
+  decideVouch,
+  encodeFailsafeMembers,
+  type FailsafeMembers,
+  type MemberAnswer,
+  planMemberList,
+  planVouchRound,
+  readFailsafeMembers,
+} from '../plan/failsafe-plan.js';
+import { podNames } from './primary-loop.js';
 
 /**
  * One leadership's failsafe mode, for the LeaderElector's `keepLeadingWithoutApi` and
@@ -32,6 +42,10 @@ export class PrimaryFailsafe {
   #vouches = 0;
   /** The elector reports the extension just granted through onLeadingUntil: that one is no renewal. */
   #extending = false;
+  /** A vouch round is under way: its members were fixed when it began. */
+  #asking = false;
+  /** Member lists sent to the Lease (null: the removal) whose write has not been seen to land. */
+  #unconfirmed: (FailsafeMembers | null)[] = [];
   /** Why the members did not vouch, when that is why this leadership ended. */
   refusal: string | undefined;
 
@@ -39,7 +53,7 @@ export class PrimaryFailsafe {
     this.#ctx = ctx;
   }
 
-  /** Asks every other member at once; true only if each one vouched (decideFailsafe). */
+  /** Asks every other member it published at once (planVouchRound); true only if each one vouched (decideFailsafe). */
   async keepLeading(signal: AbortSignal): Promise<boolean> {
     const { config, view, log, events } = this.#ctx;
     if (!view.ha.failsafeMode) {
@@ -51,16 +65,24 @@ export class PrimaryFailsafe {
       this.refusal = "the cluster's Pods were never listed";
       return false;
     }
-    const others = view.pods().filter((pod) => pod.metadata?.name && pod.metadata.name !== config.podName);
-    const answers = await Promise.all(
-      others.map(async (pod): Promise<MemberAnswer> => {
-        const name = pod.metadata?.name as string;
-        const ip = pod.status?.podIP;
-        if (!ip) return { name, answer: undefined, problem: 'its Pod has no IP' };
-        const got = await requestVouch(this.#ctx.peers, { name, ip }, { leader: config.podName }, signal);
-        return 'answer' in got ? { name, answer: got.answer } : { name, answer: undefined, problem: got.problem };
-      }),
-    );
+    // The members it published, not the Pods it sees: an instance it never published may not take over.
+    const round = planVouchRound({
+      self: config.podName,
+      published: readFailsafeMembers(view.lease.view?.lease?.metadata?.annotations),
+      unconfirmed: this.#unconfirmed,
+    });
+    if ('refuse' in round) {
+      this.refusal = round.refuse;
+      log.error({ decision: round.refuse }, 'FAILSAFE: the API server cannot be reached and no member may vouch');
+      return false;
+    }
+    this.#asking = true;
+    let answers: MemberAnswer[];
+    try {
+      answers = await Promise.all(round.ask.map((name) => this.#ask(name, signal)));
+    } finally {
+      this.#asking = false;
+    }
     const decision = decideFailsafe(answers);
     if (!decision.keep) {
       this.refusal = decision.message;
@@ -87,6 +109,48 @@ export class PrimaryFailsafe {
       );
     } else log.info({ decision: decision.message, vouches: this.#vouches }, 'failsafe: vouched for again');
     return true;
+  }
+
+  async #ask(name: string, signal: AbortSignal): Promise<MemberAnswer> {
+    const ip = this.#ctx.view.pod(name)?.status?.podIP;
+    if (!ip) return { name, answer: undefined, problem: 'no Pod with an IP by that name' };
+    const got = await requestVouch(this.#ctx.peers, { name, ip }, { leader: this.#ctx.config.podName }, signal);
+    return 'answer' in got ? { name, answer: got.answer } : { name, answer: undefined, problem: got.problem };
+  }
+
+  /**
+   * Publishes the members on the Lease when they changed (planMemberList), from the primary's
+   * periodic tasks. A write whose outcome is unknown counts as maybe landed: its members are asked
+   * too, until a later write lands over it.
+   */
+  async publishMembers(signal: AbortSignal): Promise<void> {
+    const { config, view, log } = this.#ctx;
+    const change = planMemberList({
+      self: config.podName,
+      failsafeMode: view.ha.failsafeMode,
+      podsSynced: view.podsSynced,
+      pods: podNames(this.#ctx),
+      published: readFailsafeMembers(view.lease.view?.lease?.metadata?.annotations),
+      leadingOnVouches: this.#since !== undefined || this.#asking,
+    });
+    if (!change) return;
+    this.#unconfirmed.push(change.write);
+    let written: Awaited<ReturnType<typeof annotateLease>>;
+    try {
+      written = await annotateLease(
+        this.#ctx.leaseRef,
+        { [ANNOTATION.failsafeMembers]: change.write && encodeFailsafeMembers(change.write) },
+        { onlyIfHolder: config.podName, signal },
+      );
+    } catch (error) {
+      if (!signal.aborted) log.warn({ err: error }, 'cannot publish the failsafe member list on the Lease; retrying');
+      return;
+    }
+    if (!written) return;
+    // Landed: an earlier write still in flight carries an older version, which the API server refuses.
+    this.#unconfirmed = [];
+    view.lease.see(written);
+    log.info({ members: change.write?.members ?? null }, 'failsafe member list published on the Lease');
   }
 
   /** Each acquire, renewal or extension: one that is not the extension just granted ends the failsafe run. */

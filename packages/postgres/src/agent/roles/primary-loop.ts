@@ -1,5 +1,5 @@
 /**
- * The primary's periodic work while it leads: replication slots, users and databases, planned
+ * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
  * switchovers, in-place restarts, a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
  * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
@@ -8,8 +8,9 @@ import { annotateLease, type LeaseView } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
+import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
+import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
 import { restartIfRequested } from './restart-in-place.js';
@@ -35,17 +36,21 @@ export async function runPrimaryTasks(
   ctx: AgentContext,
   session: PrimarySession,
   leadership: AbortSignal,
+  failsafe: PrimaryFailsafe,
 ): Promise<void> {
   const { log } = ctx;
   let lastUsersMs = Number.NEGATIVE_INFINITY;
   let historyWrittenAt = Number.NEGATIVE_INFINITY;
   let specVersion: string | undefined;
+  let checkpoint: Promise<void> | undefined;
   while (!leadership.aborted) {
     // First: after a promotion, the new timeline must reach the Lease before anything else.
     historyWrittenAt = await recordHistory(ctx, leadership, historyWrittenAt).catch((error: unknown) => {
       if (!leadership.aborted) log.warn({ err: error }, 'cannot record the leader history on the Lease; retrying');
       return historyWrittenAt;
     });
+    // Before an outage, not during it: the members it would ask to vouch for it (failsafe mode).
+    await failsafe.publishMembers(leadership);
     // A new version of the cluster object may declare new users: look at once.
     const version = ctx.view.cluster?.metadata?.resourceVersion;
     if (version !== specVersion) {
@@ -78,6 +83,9 @@ export async function runPrimaryTasks(
       await maybeCheckUpgrade(ctx, leadership).catch((error: unknown) => {
         if (!leadership.aborted) log.warn({ err: error }, 'cannot run the major upgrade pre-flight check; retrying');
       });
+      // In the background: a checkpoint can take long, and this loop serves switchovers.
+      const started = await checkpointIfTimelineLags(ctx.db, checkpoint, log).catch(() => undefined);
+      if (started) checkpoint = started.done.finally(() => (checkpoint = undefined));
     }
     await ctx.primaryWakeup.wait(PRIMARY_TASK_PERIOD_MS, leadership);
   }

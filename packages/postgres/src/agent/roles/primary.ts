@@ -14,6 +14,7 @@ import type { AgentContext, Takeover, Transition } from '../context.js';
 import { ensureSystemRoles, reconcileSlots } from '../io/primary-tasks.js';
 import { retry, untilAccepting } from '../io/retry.js';
 import { leaseTimings } from '../lease-timings.js';
+import { readFailsafeMembers, unlistedRefusal } from '../plan/failsafe-plan.js';
 import { planLeadershipStart } from '../plan/leadership-plan.js';
 import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
 import { PrimaryFailsafe } from './failsafe.js';
@@ -55,8 +56,14 @@ export async function runPrimary(
     logger: log.child({ component: 'lease' }),
     // A failover's take-over: leading starts from that write, not from another read and write.
     ...(entry.takeover ? { adopt: { lease: entry.takeover.lease, sentAtMs: entry.takeover.sentAtMs } } : {}),
-    // Never lead from a history behind the one the last primary recorded (a former primary).
-    mayAcquire: (lease) => historyRefusal(ctx, lease),
+    // Never lead from a history behind the one the last primary recorded (a former primary), nor
+    // from a holder that may lead on vouches without asking this instance (failsafe-plan.ts).
+    mayAcquire: async (lease) =>
+      unlistedRefusal(
+        config.podName,
+        lease?.spec?.holderIdentity || undefined,
+        readFailsafeMembers(lease?.metadata?.annotations),
+      ) ?? historyRefusal(ctx, lease),
     // Owned by the cluster: deleting it deletes the Lease (and its history), so a new cluster of the
     // same name starts afresh instead of finding an old Lease that forbids initdb.
     leaseMetadata: () => leaseMetadataFor(ctx),
@@ -173,7 +180,7 @@ async function lead(
       nowLeading();
     }
     await Promise.all([
-      runPrimaryTasks(ctx, session, lost),
+      runPrimaryTasks(ctx, session, lost, failsafe),
       runSyncLoop(ctx, session, lost),
       runPrimaryBackups(ctx, lost).catch((error: unknown) => log.error({ err: error }, 'backup work failed')),
     ]);

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { holderOf } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
-import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
+import { EVENT_REASON, memberServerName, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
 import { rewind, setAside } from '../io/rewind.js';
 import { leaseTimings } from '../lease-timings.js';
@@ -54,9 +54,12 @@ export async function runRejoin(
     const result = await rewind({
       pgBin: ctx.pgBin,
       pgdata: config.pgdata,
-      host: source.podIP,
-      superuserPassword: config.superuserPassword,
-      ...(ctx.files.tls ? { tls: ctx.files.tls } : {}),
+      source: {
+        ip: source.podIP,
+        serverName: memberServerName(config.cluster, config.namespace),
+        tls: ctx.files.tls,
+      },
+      replicationPassword: config.replicationPassword,
       log: log.child({ component: 'pg_rewind' }),
       redactor: ctx.redactor,
     });

@@ -27,7 +27,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
   let warmedFor: number | undefined;
   let lastDecision = '';
   const follow = (ip: string) => {
-    files.setPrimary({ host: ip, slot, passfile: files.passfile, applicationName: config.podName }, slot);
+    files.setPrimary({ ip, slot, passfile: files.passfile, applicationName: config.podName }, slot);
     following = ip;
   };
   await writeFileIfChanged(join(config.pgdata, 'standby.signal'), '');

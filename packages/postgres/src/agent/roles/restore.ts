@@ -13,11 +13,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sleepUnlessAborted } from '@kanri/timing';
+import { normalizeOptions, RESTORE_OPTIONS, refusedOption } from '../../api/command-options.js';
 import {
   CONFIG_KEY,
   decodeRestoreSource,
   hasRecoveryTarget,
   names,
+  PgBackRestConfError,
   type RestoreReport,
   type RestoreSource,
   recordedRepoPaths,
@@ -97,6 +99,10 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   };
   const unsupported = unsupportedRepo(source.repo);
   if (unsupported) return fail(unsupported);
+  // Admission refuses these; a spec admitted before that rule, or written past admission, fails
+  // here instead of reaching pgBackRest.
+  const options = restoreOptions(source.options);
+  if (typeof options === 'string') return fail(options);
   await mark(ctx, { id, result: 'running' });
   const file = join(config.runDir, 'pgbackrest-restore.conf');
   const repos = { repos: [source.repo], ...(source.global ? { global: source.global } : {}) };
@@ -106,12 +112,18 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   while (!signal.aborted) {
     const clone = gateway ? await cloneAccess(config, gateway, source.repo.name, signal) : undefined;
     const volume = gateway ? (clone?.access ? { gateway: clone.access } : {}) : volumeAccess(ctx);
-    const { unreachable } = await ctx.pgbackrest.write(repos, {
-      file,
-      stanza: source.stanza,
-      storedAt: restoreStoredAt(source, recordedRepoPaths(ctx.view.cluster)),
-      volume,
-    });
+    let unreachable: string[];
+    try {
+      ({ unreachable } = await ctx.pgbackrest.write(repos, {
+        file,
+        stanza: source.stanza,
+        storedAt: restoreStoredAt(source, recordedRepoPaths(ctx.view.cluster)),
+        volume,
+      }));
+    } catch (error) {
+      if (error instanceof PgBackRestConfError) return fail(error.message);
+      throw error;
+    }
     if (unreachable.length === 0 && !clone?.waiting) break;
     ctx.state.setPhase(
       `restore ${id}: waiting: ${clone?.waiting ?? `for ${unreachable.join(', ')}: its path (recorded by the operator), or a certificate and ${names.repoHost(config.cluster)} serving it`}`,
@@ -122,7 +134,6 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   await mkdir(config.pgdata, { recursive: true, mode: 0o700 });
   // --delta keeps what matches the backup (an in-place restore); an empty directory needs none.
   const hasData = existsSync(join(config.pgdata, 'PG_VERSION'));
-  const options = source.options ?? [];
   const started = performance.now();
   log.info(
     { restore: id, repo: source.repo.name, from: `${source.namespace}/${source.cluster}`, options },
@@ -169,6 +180,21 @@ export async function restoreFromRepo(ctx: AgentContext, signal: AbortSignal): P
   log.info({ restore: id, ms: Math.round(performance.now() - started) }, 'restored and promoted');
   ctx.events.record('Normal', 'Restored', `${config.podName} restored (${id}) and promoted onto a new timeline`);
   return true;
+}
+
+/**
+ * The restore options as pgBackRest receives them (PGO's quotes removed), or why they must not
+ * run: only the allow-list of RESTORE_OPTIONS, as admission checks.
+ *
+ * @example
+ * ```ts
+ * restoreOptions(['--type=time', '--target="2026-01-02 03:04:05+00"']); // ['--type=time', '--target=2026-01-02 03:04:05+00']
+ * restoreOptions(['--recovery-option=restore_command=sh']); // 'restore options: option --recovery-option=… is not allowed: …'
+ * ```
+ */
+export function restoreOptions(options: readonly string[] | undefined): string[] | string {
+  const refused = refusedOption(options, RESTORE_OPTIONS);
+  return refused ? `restore options: option ${refused.option} is ${refused.why}` : normalizeOptions(options ?? []);
 }
 
 /** Read through a call: the line is set by postgres's log reader while this role waits. */

@@ -129,6 +129,31 @@ describe('planBackups', () => {
     );
   });
 
+  it('refuses a manual backup whose options are outside the allow-list (a spec admitted before it), once, saying why', () => {
+    const evil = (annotations: Record<string, string>, previous?: Record<string, unknown>) => {
+      const c = cluster(annotations);
+      const pgbackrest = c.spec.backups?.pgbackrest;
+      if (pgbackrest) pgbackrest.manual = { repoName: 'repo1', options: ['--type=full', '--repo1-path=/elsewhere'] };
+      if (previous) (c as { status?: unknown }).status = { pgbackrest: { manualBackup: previous } };
+      return planBackups({ cluster: c, records: [], primaryBackups: undefined, now });
+    };
+    const first = evil({ 'postgres.kanri.dev/pgbackrest-backup': 'one' });
+    assert.deepEqual(
+      first.create.filter((r) => r.spec.trigger === 'annotation'),
+      [],
+    );
+    assert.deepEqual(first.status.pgbackrest?.manualBackup, { id: 'one', finished: true, failed: 1 });
+    assert.match(first.refused ?? '', /manual\.options: option --repo1-path=\/elsewhere is not allowed/);
+    // Said once per request; the schedules still run.
+    const again = evil(
+      { 'postgres.kanri.dev/pgbackrest-backup': 'one' },
+      first.status.pgbackrest?.manualBackup as never,
+    );
+    assert.equal(again.refused, undefined);
+    assert.equal(evil({}).refused, undefined);
+    assert.equal(first.create.filter((r) => r.spec.trigger === 'schedule').length, 1);
+  });
+
   it('splits --type from the other manual options', () => {
     assert.deepEqual(splitTypeOption(['--type=incr', '--annotation=a=b']), {
       type: 'incr',

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ConditionInput } from '@kanri/runtime';
+import { BACKUP_OPTIONS, refusedOption } from '../../api/command-options.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
   API_VERSION,
@@ -62,6 +63,8 @@ export interface BackupPlan {
   readonly condition: ConditionInput | undefined;
   /** When the next schedule is due. */
   readonly requeueAfterMs: number | undefined;
+  /** Why a manual backup request was refused, once per request (an Event). */
+  readonly refused?: string;
 }
 
 const shortHash = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 8);
@@ -137,7 +140,15 @@ export function planBackups(input: BackupPlanInput): BackupPlan {
 
   // Manual: each new annotation value makes one backup; the same value again makes none.
   const manualId = triggerValue(cluster.metadata?.annotations, 'backup');
-  if (manualId !== undefined) {
+  // Admission refuses these options; a spec admitted before the allow-list would make a
+  // PostgresBackup the API refuses, so the request ends failed here, saying why.
+  const refusedManual = refusedOption(spec.manual?.options, BACKUP_OPTIONS);
+  let refused: string | undefined;
+  if (manualId !== undefined && refusedManual) {
+    pgbackrest.manualBackup = { id: manualId, finished: true, failed: 1 };
+    if ((previous.manualBackup as { id?: string } | undefined)?.id !== manualId)
+      refused = `manual backup ${manualId} refused: spec.backups.pgbackrest.manual.options: option ${refusedManual.option} is ${refusedManual.why}`;
+  } else if (manualId !== undefined) {
     const name = `${clusterName}-manual-${shortHash(manualId)}`;
     const { type, rest } = splitTypeOption(spec.manual?.options);
     const repoName = spec.manual?.repoName ?? spec.repos[0]?.name ?? 'repo1';
@@ -217,6 +228,7 @@ export function planBackups(input: BackupPlanInput): BackupPlan {
     status: { pgbackrest, ...(archive ? { archive } : {}) },
     condition: archivingCondition(report),
     requeueAfterMs,
+    ...(refused ? { refused } : {}),
   };
 }
 

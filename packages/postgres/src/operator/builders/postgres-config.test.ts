@@ -9,14 +9,30 @@ const cluster = (spec: Record<string, unknown>) =>
 const hbaOf = (spec: Record<string, unknown>) =>
   (postgresConfig(cluster(spec)).data?.[CONFIG_KEY.hba] ?? '').split('\n');
 
-it("refuses the superuser's password from the network unless the spec allows it; the agents' certificate still gets in", () => {
+it('refuses the superuser from the network unless the spec allows it, by password or certificate alike', () => {
   const closed = hbaOf({});
-  const cert = closed.indexOf('hostssl all postgres all cert');
   const reject = closed.indexOf('host all postgres all reject');
   const everyone = closed.indexOf('host all all all scram-sha-256');
-  assert.ok(cert >= 0 && cert < reject && reject < everyone, closed.join('\n'));
+  assert.ok(reject >= 0 && reject < everyone, closed.join('\n'));
+  // `host` matches TLS connections too: nothing before the refusal lets the superuser in.
+  const user = (line: string) => line.split(/\s+/)[2] ?? '';
+  assert.ok(
+    closed.slice(0, reject).every((line) => !line.startsWith('host') || !['all', 'postgres'].includes(user(line))),
+    closed.join('\n'),
+  );
 
   const open = hbaOf({ enableSuperuserAccess: true });
-  assert.ok(!open.some((line) => line.includes('postgres all reject') || line.includes('postgres all cert')));
+  assert.ok(!open.some((line) => line.includes('postgres all reject')));
   assert.ok(open.includes('host all all all scram-sha-256'), 'the superuser logs in with its password like any user');
+});
+
+it('authenticates no role by certificate: the agent adds the replication user, the only one a certificate may name', () => {
+  for (const spec of [{}, { enableSuperuserAccess: true }, { tls: { replicationSecret: 'corp-repl' } }]) {
+    const lines = hbaOf(spec);
+    assert.deepEqual(
+      lines.filter((line) => /\scert(\s|$)/.test(line)),
+      [],
+      `${JSON.stringify(spec)}:\n${lines.join('\n')}`,
+    );
+  }
 });

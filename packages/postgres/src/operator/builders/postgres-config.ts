@@ -67,11 +67,11 @@ export function postgresConfig(cluster: PostgresCluster, restoreSource?: Restore
     'local all postgres peer',
     'local all all scram-sha-256',
     `host replication ${REPLICATION_USER} all scram-sha-256`,
-    // The superuser's password works from the network only when the spec allows it; the agents
-    // (pg_rewind and its checkpoint) come with the cluster's superuser certificate instead.
-    ...(cluster.spec.enableSuperuserAccess
-      ? []
-      : [`hostssl all ${SUPERUSER} all cert`, `host all ${SUPERUSER} all reject`]),
+    // No certificate logs the superuser in: the CAs postgres trusts for client certificates may be
+    // a shared issuer's (spec.tls.replicationSecret), which can name any role. Its password works
+    // from the network only when the spec allows it (PGO's and CloudNativePG's meaning), under the
+    // same TLS rule as every user (spec.tls.required); the agents need none of it.
+    ...(cluster.spec.enableSuperuserAccess ? [] : [`host all ${SUPERUSER} all reject`]),
     'host all all all scram-sha-256',
   ].join('\n');
   return {

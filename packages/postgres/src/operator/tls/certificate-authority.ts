@@ -11,6 +11,7 @@ import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { PGBACKREST_CA_KEY } from '../../contract/index.js';
 import { certificateAuthorityProblem, decodeSecretData } from '../backups/tls-plan.js';
 import { clusterLabels } from '../builders/labels.js';
+import { foreignOwner } from '../ownership.js';
 
 type Context = ReconcileContext<PostgresCluster>;
 
@@ -33,6 +34,11 @@ export async function liveSecret(ctx: Context, name: string, namespace: string |
 
 export interface CaSecret {
   readonly secretName: string;
+  /**
+   * Where earlier versions kept this CA: its CA is moved to `secretName` (kept, never replaced:
+   * every certificate the cluster serves and trusts comes from it), and the old Secret removed.
+   */
+  readonly legacySecretName?: string;
   readonly commonName: string;
   /** For the log and the replacement Event, e.g. "pgBackRest". */
   readonly purpose: string;
@@ -43,14 +49,26 @@ export interface CaSecret {
 /**
  * The CA in `which.secretName`, creating it when there is none (or replacing one that can no
  * longer issue, with a Warning Event). Undefined when a CA created by an earlier write is not
- * readable yet: the next reconcile has it.
+ * readable yet (the next reconcile has it), or when the Secret of that name is not the cluster's
+ * (ownership.ts): another cluster's CA is never used, nor replaced (the guarded context refuses the
+ * write and the cluster says so).
  *
  * @example
  * ```ts
- * const ca = await ensureCertificateAuthority(cluster, ctx, { secretName: 'hippo-ca', commonName: 'hippo-ca', purpose: 'PostgreSQL', replacedReason: 'PostgresCAReplaced' });
+ * const ca = await ensureCertificateAuthority(cluster, ctx, { secretName: 'hippo-postgres-ca', commonName: 'hippo-ca', purpose: 'PostgreSQL', replacedReason: 'PostgresCAReplaced' });
  * ```
  */
 export async function ensureCertificateAuthority(
+  cluster: PostgresCluster,
+  ctx: Context,
+  which: CaSecret,
+): Promise<CertificateAuthority | undefined> {
+  const ca = await currentOrNewCa(cluster, ctx, which);
+  if (ca && which.legacySecretName) await removeLegacyCopy(cluster, ctx, which, ca);
+  return ca;
+}
+
+async function currentOrNewCa(
   cluster: PostgresCluster,
   ctx: Context,
   which: CaSecret,
@@ -60,12 +78,22 @@ export async function ensureCertificateAuthority(
     certificateAuthorityProblem(data) === undefined
       ? { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' }
       : undefined;
-  const cached = usable(decodeSecretData(ctx.get<Secret>('v1', 'Secret', which.secretName, namespace)?.data));
+  const foreign = (secret: Secret | undefined) => secret !== undefined && foreignOwner(secret, cluster) !== undefined;
+  // Never read nor replaced; the create is refused by the guarded context, which records whose it is.
+  const refuse = async () => void (await ctx.create(clusterSecret(cluster, which.secretName, {})));
+  const cachedSecret = ctx.get<Secret>('v1', 'Secret', which.secretName, namespace);
+  if (foreign(cachedSecret)) return refuse();
+  const cached = usable(decodeSecretData(cachedSecret?.data));
   if (cached) return cached;
   const live = await liveSecret(ctx, which.secretName, namespace);
+  if (foreign(live)) return refuse();
   const liveData = decodeSecretData(live?.data);
   const current = usable(liveData);
   if (current) return current;
+  if (!live && which.legacySecretName) {
+    const moved = await moveLegacyCa(cluster, ctx, which, usable);
+    if (moved) return moved;
+  }
   const problem = certificateAuthorityProblem(liveData);
   ctx.log.info({ secret: which.secretName, reason: problem }, `creating the ${which.purpose} CA`);
   const ca = await createCertificateAuthority({ commonName: which.commonName });
@@ -80,4 +108,46 @@ export async function ensureCertificateAuthority(
     return undefined; // created meanwhile by an earlier reconcile whose write the cache had not shown
   }
   return ca;
+}
+
+/**
+ * The cluster's own CA from `which.legacySecretName`, copied to `which.secretName` and then
+ * removed from the old name (which another cluster's names may need); undefined when there is
+ * none to move.
+ */
+async function moveLegacyCa(
+  cluster: PostgresCluster,
+  ctx: Context,
+  which: CaSecret,
+  usable: (data: Record<string, string>) => CertificateAuthority | undefined,
+): Promise<CertificateAuthority | undefined> {
+  const name = which.legacySecretName ?? '';
+  const namespace = cluster.metadata?.namespace;
+  const legacy = ctx.get<Secret>('v1', 'Secret', name, namespace) ?? (await liveSecret(ctx, name, namespace));
+  if (!legacy || foreignOwner(legacy, cluster) !== undefined) return undefined;
+  const ca = usable(decodeSecretData(legacy.data));
+  if (!ca) return undefined;
+  ctx.log.info({ from: name, to: which.secretName }, `moving the ${which.purpose} CA to its new Secret`);
+  const moved = clusterSecret(cluster, which.secretName, {
+    [PGBACKREST_CA_KEY.cert]: ca.caCertPem,
+    [PGBACKREST_CA_KEY.key]: ca.caKeyPem,
+  });
+  // Taken meanwhile (an earlier move the cache had not shown yet): the next reconcile reads it.
+  if (!(await ctx.create(moved))) return undefined;
+  await ctx.event(
+    'Normal',
+    'CASecretMoved',
+    `moved the ${which.purpose} CA from Secret ${name} to ${which.secretName}`,
+  );
+  return ca;
+}
+
+/** Removes the old Secret once the new one holds the same CA; one that holds another is left alone. */
+async function removeLegacyCopy(cluster: PostgresCluster, ctx: Context, which: CaSecret, ca: CertificateAuthority) {
+  const name = which.legacySecretName ?? '';
+  const legacy = ctx.get<Secret>('v1', 'Secret', name, cluster.metadata?.namespace);
+  if (!legacy || foreignOwner(legacy, cluster) !== undefined) return;
+  if (decodeSecretData(legacy.data)[PGBACKREST_CA_KEY.cert] !== ca.caCertPem) return;
+  ctx.log.info({ secret: name }, `removing the old Secret of the ${which.purpose} CA`);
+  await ctx.delete({ apiVersion: 'v1', kind: 'Secret', name, namespace: cluster.metadata?.namespace });
 }

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { type CertificateAuthority, createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, postgresServerDnsNames } from '../../contract/index.js';
+import {
+  LEGACY_POSTGRES_TLS_KEY,
+  memberServerName,
+  POSTGRES_TLS_KEY,
+  postgresServerDnsNames,
+} from '../../contract/index.js';
 import {
   nextPostgresTlsData,
   planPostgresTls,
@@ -10,6 +16,7 @@ import {
 } from './postgres-tls-plan.js';
 
 const dnsNames = postgresServerDnsNames('hippo', 'db');
+const base = { cluster: 'hippo', memberServerName: memberServerName('hippo', 'db') };
 let ca: CertificateAuthority;
 let userCa: CertificateAuthority;
 
@@ -24,12 +31,8 @@ const replication = (cn = 'streaming_replica', clientAuth = true) =>
 
 /** A complete Secret as the operator writes it. */
 async function complete(): Promise<Record<string, string>> {
-  const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: {}, dnsNames });
-  return nextPostgresTlsData({}, plan, ca.caCertPem, {
-    server: await server(),
-    replication: await replication(),
-    superuser: await replication('postgres'),
-  });
+  const plan = planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: {}, dnsNames });
+  return nextPostgresTlsData({}, plan, ca.caCertPem, { server: await server(), replication: await replication() });
 }
 
 describe('planPostgresTls', () => {
@@ -39,24 +42,22 @@ describe('planPostgresTls', () => {
   });
 
   it('issues both certificates for a new cluster, and nothing once the Secret holds them', async () => {
-    const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: {}, dnsNames });
+    const plan = planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: {}, dnsNames });
     assert.equal(plan.issueServer, 'no certificate from the CA yet');
     assert.equal(plan.issueReplication, 'no certificate yet');
-    assert.equal(plan.issueSuperuser, 'no certificate yet');
     assert.equal(plan.clientCaOutdated, true);
     const data = await complete();
     assert.equal(data[POSTGRES_TLS_KEY.serverCa], ca.caCertPem);
     assert.equal(data[POSTGRES_TLS_KEY.clientCa], ca.caCertPem);
-    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames })));
+    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ ...base, caCertPem: ca.caCertPem, data, dnsNames })));
   });
 
   it('renews 30 days before expiry, and reissues a certificate that lacks a Service name or has the wrong subject', async () => {
     const data = await complete();
     const in340Days = new Date(Date.now() + 340 * 86_400_000);
-    const late = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
+    const late = planPostgresTls({ ...base, caCertPem: ca.caCertPem, data, dnsNames, now: in340Days });
     assert.match(late.issueServer ?? '', /expires/);
     assert.match(late.issueReplication ?? '', /expires/);
-    assert.match(late.issueSuperuser ?? '', /expires/);
 
     const narrow = await server({ names: ['hippo-primary'] });
     const missingName = {
@@ -65,7 +66,7 @@ describe('planPostgresTls', () => {
       [POSTGRES_TLS_KEY.serverKey]: narrow.keyPem,
     };
     assert.match(
-      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: missingName, dnsNames }).issueServer ?? '',
+      planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: missingName, dnsNames }).issueServer ?? '',
       /lacks the name/,
     );
 
@@ -76,12 +77,12 @@ describe('planPostgresTls', () => {
       [POSTGRES_TLS_KEY.replicationKey]: wrong.keyPem,
     };
     assert.equal(
-      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: superuser, dnsNames }).issueReplication,
+      planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: superuser, dnsNames }).issueReplication,
       'its subject is CN=postgres',
     );
     const swapped = { ...data, [POSTGRES_TLS_KEY.serverKey]: data[POSTGRES_TLS_KEY.replicationKey] ?? '' };
     assert.equal(
-      planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: swapped, dnsNames }).issueServer,
+      planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: swapped, dnsNames }).issueServer,
       'the key does not match the certificate',
     );
   });
@@ -91,7 +92,7 @@ describe('planPostgresTls', () => {
     const corp = await server({ ca: userCa });
     const userData = { 'ca.crt': userCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem };
     const plan = planPostgresTls({
-      cluster: 'hippo',
+      ...base,
       caCertPem: ca.caCertPem,
       data,
       dnsNames,
@@ -110,7 +111,7 @@ describe('planPostgresTls', () => {
     assert.ok(
       postgresTlsPlanIsEmpty(
         planPostgresTls({
-          cluster: 'hippo',
+          ...base,
           caCertPem: ca.caCertPem,
           data: next,
           dnsNames,
@@ -120,7 +121,7 @@ describe('planPostgresTls', () => {
     );
 
     const fresh = planPostgresTls({
-      cluster: 'hippo',
+      ...base,
       caCertPem: ca.caCertPem,
       data: {},
       dnsNames,
@@ -133,7 +134,7 @@ describe('planPostgresTls', () => {
     );
     const problem = (userSecretData: Record<string, string> | undefined) =>
       planPostgresTls({
-        cluster: 'hippo',
+        ...base,
         caCertPem: ca.caCertPem,
         data: next,
         dnsNames,
@@ -169,7 +170,7 @@ describe('planPostgresTls', () => {
       name: 'corp-repl',
       data: { 'ca.crt': replicationCa.caCertPem, 'tls.crt': mine.certPem, 'tls.key': mine.keyPem },
     };
-    const plan = planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data, dnsNames, userReplicationSecret });
+    const plan = planPostgresTls({ ...base, caCertPem: ca.caCertPem, data, dnsNames, userReplicationSecret });
     assert.equal(plan.issueReplication, undefined);
     assert.deepEqual(plan.copyReplication, { ca: replicationCa.caCertPem, cert: mine.certPem, key: mine.keyPem });
     assert.equal(plan.clientCaOutdated, true);
@@ -179,7 +180,7 @@ describe('planPostgresTls', () => {
     assert.ok(trusted.includes(ca.caCertPem.trim()) && trusted.includes(replicationCa.caCertPem.trim()), 'both CAs');
     assert.ok(
       postgresTlsPlanIsEmpty(
-        planPostgresTls({ cluster: 'hippo', caCertPem: ca.caCertPem, data: next, dnsNames, userReplicationSecret }),
+        planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: next, dnsNames, userReplicationSecret }),
       ),
     );
 
@@ -190,7 +191,7 @@ describe('planPostgresTls', () => {
       ca: replicationCa,
     });
     const wrongName = planPostgresTls({
-      cluster: 'hippo',
+      ...base,
       caCertPem: ca.caCertPem,
       data: next,
       dnsNames,
@@ -211,13 +212,13 @@ describe('planPostgresTls', () => {
     assert.equal(wrongName.clientCa, ca.caCertPem);
   });
 
-  it("requeues for the first certificate of the cluster's CA due for renewal, the superuser's too, never a user's", async () => {
+  it("requeues for the first certificate of the cluster's CA due for renewal, never a user's", async () => {
     const lifetime = { renewBeforeDays: 30 };
     const data = await complete();
     const due = (d: Record<string, string>) => postgresTlsRenewalDueInMs(d, ca.caCertPem, lifetime) ?? Number.NaN;
     const days = (ms: number) => Math.round(ms / 86_400_000);
     assert.equal(days(due(data)), 335, 'all issued for 365 days: due 30 days before the end');
-    for (const [cert, key] of [[POSTGRES_TLS_KEY.superuserCert, POSTGRES_TLS_KEY.superuserKey]] as const) {
+    for (const [cert, key] of [[POSTGRES_TLS_KEY.replicationCert, POSTGRES_TLS_KEY.replicationKey]] as const) {
       const short = await createServingCertificate({
         dnsNames: ['x'],
         commonName: 'x',
@@ -239,5 +240,66 @@ describe('planPostgresTls', () => {
       335,
       "the user's replication certificate is the user's to renew",
     );
+  });
+
+  it('issues no superuser certificate, and replaces the one an older operator issued with the replication pair', async () => {
+    const data = await complete();
+    const subjects = (d: Record<string, string>) =>
+      Object.values(d)
+        .filter((pem) => pem.includes('BEGIN CERTIFICATE'))
+        .map((pem) => new X509Certificate(pem).subject);
+    assert.ok(!subjects(data).includes('CN=postgres'), subjects(data).join(', '));
+    // Agents before this version serve no TLS without these keys: they hold the replication pair.
+    assert.equal(data[LEGACY_POSTGRES_TLS_KEY.superuserCert], data[POSTGRES_TLS_KEY.replicationCert]);
+    assert.equal(data[LEGACY_POSTGRES_TLS_KEY.superuserKey], data[POSTGRES_TLS_KEY.replicationKey]);
+
+    const old = await replication('postgres');
+    const upgraded = {
+      ...data,
+      [LEGACY_POSTGRES_TLS_KEY.superuserCert]: old.certPem,
+      [LEGACY_POSTGRES_TLS_KEY.superuserKey]: old.keyPem,
+    };
+    const plan = planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: upgraded, dnsNames });
+    assert.equal(plan.legacyOutdated, true);
+    assert.equal(plan.issueReplication, undefined, 'the replication certificate stays');
+    const next = nextPostgresTlsData(upgraded, plan, ca.caCertPem, {});
+    assert.ok(!subjects(next).includes('CN=postgres'), subjects(next).join(', '));
+    assert.equal(next[LEGACY_POSTGRES_TLS_KEY.superuserCert], data[POSTGRES_TLS_KEY.replicationCert]);
+    assert.ok(postgresTlsPlanIsEmpty(planPostgresTls({ ...base, caCertPem: ca.caCertPem, data: next, dnsNames })));
+  });
+
+  it("refuses a user's server certificate that lacks the name the instances verify each other by, and keeps serving", async () => {
+    assert.ok(dnsNames.includes(base.memberServerName), 'every issued server certificate carries it');
+    const data = await complete();
+    const userSecret = async (names: string[]) => {
+      const corp = await server({ ca: userCa, names });
+      return {
+        name: 'corp-tls',
+        data: { 'ca.crt': userCa.caCertPem, 'tls.crt': corp.certPem, 'tls.key': corp.keyPem },
+      };
+    };
+    const narrow = planPostgresTls({
+      ...base,
+      caCertPem: ca.caCertPem,
+      data,
+      dnsNames,
+      userSecret: await userSecret(['hippo-primary', 'hippo-primary.db.svc.cluster.local']),
+    });
+    assert.equal(
+      narrow.userSecretProblem,
+      "Secret corp-tls (spec.tls.serverSecret): the certificate does not name hippo-primary.db.svc, which the instances verify each other's server by",
+    );
+    assert.equal(narrow.copyServer, undefined, 'what the instances serve stays until the Secret is fixed');
+    assert.equal(narrow.issueServer, undefined);
+
+    const wildcard = planPostgresTls({
+      ...base,
+      caCertPem: ca.caCertPem,
+      data,
+      dnsNames,
+      userSecret: await userSecret(['*.db.svc']),
+    });
+    assert.equal(wildcard.userSecretProblem, undefined, 'a wildcard for the namespace names it');
+    assert.ok(wildcard.copyServer);
   });
 });

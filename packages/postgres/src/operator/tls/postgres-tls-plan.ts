@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
-import { POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME, SUPERUSER } from '../../contract/index.js';
+import { LEGACY_POSTGRES_TLS_KEY, POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
 import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
 import { renewalDueInMs } from './certificate-lifetime.js';
 
@@ -25,6 +25,8 @@ export interface PostgresTlsInput {
   readonly data: Readonly<Record<string, string>>;
   /** The names the server certificate must carry (postgresServerDnsNames). */
   readonly dnsNames: readonly string[];
+  /** The name members verify each other's server certificate by (memberServerName): a user's must carry it too. */
+  readonly memberServerName: string;
   /** Set when the spec names the server's Secret. */
   readonly userSecret?: UserServerSecret;
   /** Set when the spec names the replication user's Secret (PGO's customReplicationTLSSecret). */
@@ -41,14 +43,17 @@ export interface PostgresTlsPlan {
   readonly copyServer?: { readonly ca: string; readonly cert: string; readonly key: string };
   /** Why the replication user's certificate must be issued; undefined: keep it. */
   readonly issueReplication?: string;
-  /** Why the agents' superuser certificate must be issued; undefined: keep it. */
-  readonly issueSuperuser?: string;
   /** The user's replication certificate, key and CA, to copy in when they differ from the Secret's. */
   readonly copyReplication?: { readonly ca: string; readonly cert: string; readonly key: string };
   /** What `client-ca.crt` must be: the cluster's CA, and the user's replication CA when one is used. */
   readonly clientCa: string;
   /** `client-ca.crt` is not {@link clientCa}. */
   readonly clientCaOutdated: boolean;
+  /**
+   * The legacy keys (LEGACY_POSTGRES_TLS_KEY) do not hold the replication pair: missing (agents
+   * before this version would serve no TLS), or an old superuser certificate, which must go.
+   */
+  readonly legacyOutdated: boolean;
   /** What is wrong with the user's server Secret (the Secret keeps what it served until it is fixed). */
   readonly userSecretProblem?: string;
   /** What is wrong with the user's replication Secret (replicas use the cluster's certificate meanwhile). */
@@ -72,13 +77,14 @@ function issuedServerProblem(input: PostgresTlsInput): string | undefined {
 
 /**
  * Why the user's Secret cannot serve, naming it, its spec field and the key at fault; undefined
- * when it can. A client certificate must also carry `commonName`.
+ * when it can. A client certificate must also carry `name.commonName`, a server certificate
+ * `name.dnsName`.
  */
 function userSecretProblem(
   secret: UserServerSecret,
   field: string,
   now: Date | undefined,
-  commonName?: string,
+  name: { readonly commonName?: string; readonly dnsName?: string },
 ): string | undefined {
   const where = `Secret ${secret.name} (${field})`;
   if (!secret.data) return `${where} does not exist`;
@@ -92,8 +98,11 @@ function userSecretProblem(
   );
   if (problem) return `${where}: ${problem.reason}`;
   const leaf = new X509Certificate(cert);
-  if (commonName && leaf.subject !== `CN=${commonName}`)
-    return `${where}: its subject is ${leaf.subject}, not CN=${commonName}`;
+  if (name.commonName && leaf.subject !== `CN=${name.commonName}`)
+    return `${where}: its subject is ${leaf.subject}, not CN=${name.commonName}`;
+  // Members dial each other's Pod IP and check the certificate against this name (verify-full).
+  if (name.dnsName && leaf.checkHost(name.dnsName) === undefined)
+    return `${where}: the certificate does not name ${name.dnsName}, which the instances verify each other's server by`;
   const mismatch = keyProblem(leaf, key);
   return mismatch ? `${where}: ${mismatch}` : undefined;
 }
@@ -130,17 +139,27 @@ function clientCertificateProblem(
  *
  * @example
  * ```ts
- * planPostgresTls({ caCertPem, data: {}, dnsNames: postgresServerDnsNames('hippo', 'db') });
- * // { issueServer: 'no certificate from the CA yet', issueReplication: 'no certificate yet', clientCaOutdated: true }
+ * planPostgresTls({
+ *   cluster: 'hippo',
+ *   caCertPem,
+ *   data: {},
+ *   dnsNames: postgresServerDnsNames('hippo', 'db'),
+ *   memberServerName: memberServerName('hippo', 'db'),
+ * });
+ * // { issueServer: 'no certificate from the CA yet', issueReplication: 'no certificate yet', clientCaOutdated: true, legacyOutdated: true, … }
  * ```
  */
 export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
   const replicationSecret = input.userReplicationSecret;
   const userReplicationSecretProblem =
     replicationSecret &&
-    userSecretProblem(replicationSecret, 'spec.tls.replicationSecret', input.now, REPLICATION_CERT_COMMON_NAME);
+    userSecretProblem(replicationSecret, 'spec.tls.replicationSecret', input.now, {
+      commonName: REPLICATION_CERT_COMMON_NAME,
+    });
   // A usable user's replication certificate is copied in; otherwise (none, or a broken one) the
-  // cluster's CA issues it, and postgres trusts the cluster's CA either way.
+  // cluster's CA issues it, and postgres trusts the cluster's CA either way (a replica presents
+  // the certificate it had until it reconnects). The user's CA may be a shared issuer's, which can
+  // name any role: pg_hba accepts a certificate for the replication user alone.
   const userReplication = replicationSecret && !userReplicationSecretProblem ? userCopy(replicationSecret) : undefined;
   const clientCa = userReplication
     ? `${input.caCertPem.trimEnd()}\n${userReplication.ca.trimEnd()}\n`
@@ -159,24 +178,30 @@ export function planPostgresTls(input: PostgresTlsInput): PostgresTlsPlan {
       input.data[POSTGRES_TLS_KEY.replicationKey] !== userReplication.key)
       ? userReplication
       : undefined;
-  const issueSuperuser = clientCertificateProblem(
-    input,
-    { cert: POSTGRES_TLS_KEY.superuserCert, key: POSTGRES_TLS_KEY.superuserKey },
-    SUPERUSER,
-  );
+  // What the replication keys hold once this plan is carried out, unless it issues a new pair.
+  const replication = copyReplication ?? {
+    cert: input.data[POSTGRES_TLS_KEY.replicationCert],
+    key: input.data[POSTGRES_TLS_KEY.replicationKey],
+  };
+  const legacyOutdated =
+    Boolean(issueReplication) ||
+    input.data[LEGACY_POSTGRES_TLS_KEY.superuserCert] !== replication.cert ||
+    input.data[LEGACY_POSTGRES_TLS_KEY.superuserKey] !== replication.key;
   const common = {
     clientCa,
     clientCaOutdated,
+    legacyOutdated,
     ...(issueReplication ? { issueReplication } : {}),
     ...(copyReplication ? { copyReplication } : {}),
     ...(userReplicationSecretProblem ? { userReplicationSecretProblem } : {}),
-    ...(issueSuperuser ? { issueSuperuser } : {}),
   };
   if (!input.userSecret) {
     const issueServer = issuedServerProblem(input);
     return { ...common, ...(issueServer ? { issueServer } : {}) };
   }
-  const problem = userSecretProblem(input.userSecret, 'spec.tls.serverSecret', input.now);
+  const problem = userSecretProblem(input.userSecret, 'spec.tls.serverSecret', input.now, {
+    dnsName: input.memberServerName,
+  });
   if (problem) {
     // Keep serving what is served; a cluster that serves nothing yet gets the cluster CA's
     // certificate meanwhile (with tls.required, no client could connect otherwise).
@@ -199,8 +224,8 @@ export function postgresTlsPlanIsEmpty(plan: PostgresTlsPlan): boolean {
     !plan.copyServer &&
     !plan.issueReplication &&
     !plan.copyReplication &&
-    !plan.issueSuperuser &&
-    !plan.clientCaOutdated
+    !plan.clientCaOutdated &&
+    !plan.legacyOutdated
   );
 }
 
@@ -211,7 +236,8 @@ export interface IssuedPair {
 }
 
 /**
- * The Secret's next data: the CA, the certificates issued or copied, the rest kept.
+ * The Secret's next data: the CA, the certificates issued or copied, the legacy keys equal to the
+ * replication pair, the rest kept.
  *
  * @example
  * ```ts
@@ -225,7 +251,6 @@ export function nextPostgresTlsData(
   issued: {
     readonly server?: IssuedPair;
     readonly replication?: IssuedPair;
-    readonly superuser?: IssuedPair;
   },
 ): Record<string, string> {
   const next: Record<string, string> = { ...data, [POSTGRES_TLS_KEY.clientCa]: plan.clientCa };
@@ -241,7 +266,12 @@ export function nextPostgresTlsData(
   if (serverCa !== undefined) next[K.serverCa] = serverCa;
   put(K.serverCert, K.serverKey, copied(plan.copyServer) ?? issued.server);
   put(K.replicationCert, K.replicationKey, copied(plan.copyReplication) ?? issued.replication);
-  put(K.superuserCert, K.superuserKey, issued.superuser);
+  const L = LEGACY_POSTGRES_TLS_KEY;
+  const legacy = { [L.superuserCert]: next[K.replicationCert], [L.superuserKey]: next[K.replicationKey] };
+  for (const [key, value] of Object.entries(legacy)) {
+    if (value === undefined) delete next[key];
+    else next[key] = value;
+  }
   return next;
 }
 
@@ -269,12 +299,7 @@ export function postgresTlsRenewalDueInMs(
   };
   const issuedServer = data[POSTGRES_TLS_KEY.serverCa] === caCertPem ? data[POSTGRES_TLS_KEY.serverCert] : undefined;
   const ours = (pem: string | undefined) => (pem && issuedBy(caCertPem, pem) ? pem : undefined);
-  const K = POSTGRES_TLS_KEY;
-  return renewalDueInMs(
-    [issuedServer, ours(data[K.replicationCert]), ours(data[K.superuserCert])].map(notAfter),
-    lifetime,
-    now,
-  );
+  return renewalDueInMs([issuedServer, ours(data[POSTGRES_TLS_KEY.replicationCert])].map(notAfter), lifetime, now);
 }
 
 /** Whether `certPem` was issued by the CA `caPem` (a user's certificate is the user's to renew). */

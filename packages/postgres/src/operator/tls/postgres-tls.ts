@@ -12,14 +12,16 @@ import { type CertificateAuthority, createServingCertificate, type ReconcileCont
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
+  memberServerName,
   names,
   POSTGRES_TLS_KEY,
   postgresServerDnsNames,
   REPLICATION_CERT_COMMON_NAME,
-  SUPERUSER,
 } from '../../contract/index.js';
 import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
+import { isMissing } from '../create-if-missing.js';
+import { readConsentedSecret } from '../secret-consent-actions.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -41,6 +43,8 @@ export interface PostgresTlsOutcome {
   readonly problem?: string;
   /** When an issued certificate is due for renewal: reconcile again no later than this. */
   readonly renewInMs?: number;
+  /** The CA's and TLS Secrets that did not exist when this pass began (deleted): it created them anew. */
+  readonly missing?: readonly string[];
 }
 
 /**
@@ -79,6 +83,7 @@ export async function reconcilePostgresTls(
   return {
     ...(secretOutcome.problem ? { problem: secretOutcome.problem } : {}),
     ...(renewals.length > 0 ? { renewInMs: Math.min(...renewals) } : {}),
+    ...(secretOutcome.missing ? { missing: secretOutcome.missing } : {}),
   };
 }
 
@@ -88,23 +93,32 @@ async function reconcileTlsSecret(
 ): Promise<PostgresTlsOutcome & { ca?: CertificateAuthority; data?: Record<string, string> }> {
   const clusterName = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? '';
+  const caName = names.postgresCa(clusterName);
+  // A CA still under its old name (names.legacyPostgresCa) is moved, not re-created.
+  const caMissing =
+    (await isMissing(ctx, 'Secret', caName, namespace)) &&
+    (await isMissing(ctx, 'Secret', names.legacyPostgresCa(clusterName), namespace));
   const ca = await ensureCertificateAuthority(cluster, ctx, {
-    secretName: names.postgresCa(clusterName),
+    secretName: caName,
+    legacySecretName: names.legacyPostgresCa(clusterName),
     commonName: `${clusterName}-ca`,
     purpose: 'PostgreSQL',
     replacedReason: 'PostgresCAReplaced',
   });
   if (!ca) return {};
-  const done = (o: PostgresTlsOutcome, data: Record<string, string>) => ({ ...o, ca, data });
   const secretName = names.postgresTls(clusterName);
+  const done = (o: PostgresTlsOutcome, data: Record<string, string>, secretMissing = false) => {
+    const missing = [...(caMissing ? [caName] : []), ...(secretMissing ? [secretName] : [])];
+    return { ...o, ca, data, ...(missing.length > 0 ? { missing } : {}) };
+  };
   const userSecretName = cluster.spec.tls?.serverSecret;
   const userReplicationName = cluster.spec.tls?.replicationSecret;
   // The user's Secrets carry no cluster label, so the filtered cache never holds them: read them live.
   const userSecret = userSecretName
-    ? { name: userSecretName, data: await readUserSecret(ctx, userSecretName, namespace) }
+    ? { name: userSecretName, data: await readUserSecret(ctx, cluster, userSecretName) }
     : undefined;
   const userReplicationSecret = userReplicationName
-    ? { name: userReplicationName, data: await readUserSecret(ctx, userReplicationName, namespace) }
+    ? { name: userReplicationName, data: await readUserSecret(ctx, cluster, userReplicationName) }
     : undefined;
   const plan = (data: Record<string, string>) =>
     planPostgresTls({
@@ -112,6 +126,7 @@ async function reconcileTlsSecret(
       caCertPem: ca.caCertPem,
       data,
       dnsNames: postgresServerDnsNames(clusterName, namespace),
+      memberServerName: memberServerName(clusterName, namespace),
       renewBeforeDays: lifetime.renewBeforeDays,
       ...(userSecret ? { userSecret } : {}),
       ...(userReplicationSecret ? { userReplicationSecret } : {}),
@@ -132,7 +147,8 @@ async function reconcileTlsSecret(
   if (postgresTlsPlanIsEmpty(cached)) return done(outcome(cached, cachedData), cachedData);
   // Change only what the API server holds: a cache that lags this controller's last write would
   // reissue a certificate the agents may already serve.
-  const data = decodeSecretData((await liveSecret(ctx, secretName, namespace))?.data);
+  const live = await liveSecret(ctx, secretName, namespace);
+  const data = decodeSecretData(live?.data);
   const todo = plan(data);
   if (postgresTlsPlanIsEmpty(todo)) return done(outcome(todo, data), data);
   const issue = (request: { dnsNames: string[]; commonName: string; clientAuth?: boolean }): Promise<IssuedPair> =>
@@ -143,27 +159,23 @@ async function reconcileTlsSecret(
     ctx.log.info({ secret: userReplicationName }, "replicating with the certificate of the spec's replication Secret");
   if (todo.issueReplication)
     ctx.log.info({ reason: todo.issueReplication }, "issuing the replication user's client certificate");
-  if (todo.issueSuperuser) ctx.log.info({ reason: todo.issueSuperuser }, "issuing the agents' superuser certificate");
   const dnsNames = postgresServerDnsNames(clusterName, namespace);
-  const [server, replication, superuser] = await Promise.all([
+  const [server, replication] = await Promise.all([
     todo.issueServer ? issue({ dnsNames, commonName: names.primaryService(clusterName) }) : undefined,
     todo.issueReplication
       ? issue({ dnsNames: [`${clusterName}-replication`], commonName: REPLICATION_CERT_COMMON_NAME, clientAuth: true })
-      : undefined,
-    todo.issueSuperuser
-      ? issue({ dnsNames: [`${clusterName}-superuser`], commonName: SUPERUSER, clientAuth: true })
       : undefined,
   ]);
   const next = nextPostgresTlsData(data, todo, ca.caCertPem, {
     ...(server ? { server } : {}),
     ...(replication ? { replication } : {}),
-    ...(superuser ? { superuser } : {}),
   });
   await ctx.apply(clusterSecret(cluster, secretName, next));
-  return done(outcome(todo, next), next);
+  return done(outcome(todo, next), next, live === undefined);
 }
 
-async function readUserSecret(ctx: Context, name: string, namespace: string) {
-  const secret = await liveSecret(ctx, name, namespace);
+/** A Secret that does not let the cluster use it counts as absent (issue 37, finding 11). */
+async function readUserSecret(ctx: Context, cluster: PostgresCluster, name: string) {
+  const secret = await readConsentedSecret(ctx, cluster, name);
   return secret ? decodeSecretData(secret.data) : undefined;
 }

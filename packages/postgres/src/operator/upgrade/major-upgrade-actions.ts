@@ -12,6 +12,7 @@ import { instancePod } from '../builders/instance-pod.js';
 import { containerFailure } from '../container-failure.js';
 import type { KeptInstance } from '../restore-actions.js';
 import { withTemplateHash } from '../rollout/pod-template-hash.js';
+import { type BackupGate, backupGate } from './backup-gate.js';
 import { type MajorUpgradePlan, planMajorUpgrade, RECENT_BACKUP_MS } from './major-upgrade-plan.js';
 
 function upgradeFrom(pod: Pod): number | undefined {
@@ -19,17 +20,25 @@ function upgradeFrom(pod: Pod): number | undefined {
   return value ? Number.parseInt(value, 10) : undefined;
 }
 
-/** Whether a full backup of this cluster succeeded within RECENT_BACKUP_MS. */
-function recentFullBackup(cluster: PostgresCluster, ctx: ReconcileContext<PostgresCluster>, now: Date): boolean {
-  return ctx
+/**
+ * Whether a full backup of this cluster succeeded within RECENT_BACKUP_MS, as its PostgresBackup
+ * says and the primary's report of pgBackRest's info confirms (backup-gate.ts).
+ */
+function recentFullBackup(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+  primary: Pod | undefined,
+  now: Date,
+): BackupGate {
+  const records = ctx
     .list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
-    .some(
-      (r) =>
-        r.spec?.cluster === cluster.metadata?.name &&
-        r.spec.type === 'full' &&
-        r.status?.phase === 'Succeeded' &&
-        now.getTime() - Date.parse(r.status.completedAt ?? '') < RECENT_BACKUP_MS,
-    );
+    .filter((r) => r.spec?.cluster === cluster.metadata?.name);
+  return backupGate({
+    records,
+    reported: readPodReport(primary)?.backups?.fullBackups,
+    now,
+    withinMs: RECENT_BACKUP_MS,
+  });
 }
 
 /** Plans and performs this reconcile's step of a major upgrade; resolves the plan. */
@@ -46,6 +55,8 @@ export async function reconcileMajorUpgrade(
   const annotations = cluster.metadata?.annotations ?? {};
   const repos = cluster.spec.backups?.pgbackrest?.repos ?? [];
   const running = cluster.status?.postgresVersion;
+  const primaryPod = pods.find((p) => p.metadata?.name === cluster.status?.primary);
+  const gate = repos.length > 0 ? recentFullBackup(cluster, ctx, primaryPod, now) : undefined;
   const plan = planMajorUpgrade({
     wanted: cluster.spec.postgresVersion,
     allowed: annotations[ANNOTATION.allowMajorUpgrade],
@@ -67,7 +78,11 @@ export async function reconcileMajorUpgrade(
         ? [{ instance, createdAt: c.metadata?.creationTimestamp, deleting: Boolean(c.metadata?.deletionTimestamp) }]
         : [];
     }),
-    backup: { required: repos.length > 0, recentFull: repos.length > 0 && recentFullBackup(cluster, ctx, now) },
+    backup: {
+      required: repos.length > 0,
+      recentFull: gate?.open === true,
+      ...(gate && !gate.open ? { why: gate.why } : {}),
+    },
     now,
   });
   if (plan.event) await ctx.event(plan.event.type, plan.event.reason, plan.event.note);

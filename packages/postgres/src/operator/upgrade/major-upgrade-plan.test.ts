@@ -83,6 +83,10 @@ describe('planMajorUpgrade, before the downtime', () => {
     assert.equal(forced.status?.phase, 'Stopping');
     const backedUp = planMajorUpgrade(input({ pods: checked(true), backup: { required: true, recentFull: true } }));
     assert.equal(backedUp.status?.phase, 'Stopping');
+    const unconfirmed = planMajorUpgrade(
+      input({ pods: checked(true), backup: { required: true, recentFull: false, why: 'pgBackRest lists no X' } }),
+    );
+    assert.match(unconfirmed.status?.message ?? '', /^backups are configured and pgBackRest lists no X: take one/);
   });
   it('then stops every instance, recording when the downtime began and whose data is upgraded', () => {
     const plan = planMajorUpgrade(input({ pods: checked(true) }));

@@ -50,8 +50,11 @@ export interface MajorUpgradeInput {
   readonly instances: readonly string[];
   readonly pods: readonly UpgradePod[];
   readonly claims: readonly UpgradeClaim[];
-  /** Backups are configured, and whether a full backup succeeded in the last 24 h. */
-  readonly backup: { readonly required: boolean; readonly recentFull: boolean };
+  /**
+   * Backups are configured, and whether a full backup succeeded in the last 24 h (its
+   * PostgresBackup and pgBackRest's info agree: backup-gate.ts); if not, why.
+   */
+  readonly backup: { readonly required: boolean; readonly recentFull: boolean; readonly why?: string };
   readonly now: Date;
 }
 
@@ -155,7 +158,7 @@ export function planMajorUpgrade(input: MajorUpgradeInput): MajorUpgradePlan {
   if (input.backup.required && !input.backup.recentFull && !input.force)
     return before(
       'WaitingForBackup',
-      'backups are configured and no full backup succeeded in the last 24 h: take one (a PostgresBackup of type full), or annotate postgres.kanri.dev/force-major-upgrade=true',
+      `backups are configured and ${input.backup.why ?? 'no full backup succeeded in the last 24 h'}: take one (a PostgresBackup of type full), or annotate postgres.kanri.dev/force-major-upgrade=true`,
     );
   return moved(
     {

@@ -1,0 +1,106 @@
+/**
+ * Follows the operator's ConfigMap (names.config: parameters and pg_hba.conf) for the agent: files
+ * are rewritten and postgres reloaded once a role has written them; and the spec, which wakes the
+ * primary's tasks. Fail closed: a ConfigMap deleted, or lacking a key, leaves the configuration
+ * taken last in force (kept in the run volume across a restart of the agent), never the built-in
+ * default; the operator re-creates it.
+ */
+import { names } from '../contract/index.js';
+import type { AgentContext } from './context.js';
+import type { LocalDb } from './io/local-db.js';
+import type { Logger } from './io/logger.js';
+import { readOperatorConfig } from './plan/material-plan.js';
+
+export class ConfigFollower {
+  readonly #ctx: AgentContext;
+  /** What was last logged about the ConfigMap being unusable, so each change is logged once. */
+  #logged: string | undefined;
+
+  constructor(ctx: AgentContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Why the agent has no configuration of the cluster's at all (postgres must not start); undefined once it has one. */
+  get missing(): string | undefined {
+    const { files, view } = this.#ctx;
+    if (files.hasOperatorConfig) return undefined;
+    // Read now: a first list that finds nothing delivers no change, and "not known yet" would stay.
+    const read = readOperatorConfig(view.configData, this.#source());
+    return 'missing' in read ? read.missing : 'the cluster configuration is being taken';
+  }
+
+  #source() {
+    const { view, config } = this.#ctx;
+    return { what: `ConfigMap ${names.config(config.cluster)}`, known: view.materialKnown.config };
+  }
+
+  /**
+   * Takes the ConfigMap, or else the copy kept from it before a restart, and follows its changes;
+   * resolves the unsubscribe function.
+   *
+   * @example
+   * ```ts
+   * const unfollow = await new ConfigFollower(ctx).follow();
+   * ```
+   */
+  async follow(): Promise<() => void> {
+    const { view, files, primaryWakeup } = this.#ctx;
+    const kept = await files.readKeptOperatorConfig();
+    if ('value' in kept) files.setOperatorConfig(kept.value, { keep: false });
+    const offConfig = view.onConfigChange((data) => void this.#change(data));
+    const offCluster = view.onClusterChange(() => primaryWakeup.wake());
+    // The cache may have listed while the kept copy was read: its version wins.
+    this.#take(view.configData);
+    return () => {
+      offConfig();
+      offCluster();
+    };
+  }
+
+  /** Takes `data` when it is whole, else keeps what is in force; resolves whether it took it. */
+  #take(data: Readonly<Record<string, string>> | undefined): boolean {
+    const { files, log } = this.#ctx;
+    const source = this.#source();
+    const read = readOperatorConfig(data, source);
+    if ('value' in read) {
+      if (this.#logged) log.info(`${source.what} is whole again; following it`);
+      this.#logged = undefined;
+      files.setOperatorConfig(read.value);
+      return true;
+    }
+    // Before the first list, "absent" is no news: nothing to say yet.
+    if (source.known && read.missing !== this.#logged) {
+      this.#logged = read.missing;
+      if (files.hasOperatorConfig)
+        log.warn(
+          { problem: read.missing },
+          `keeping the cluster configuration in force (pg_hba.conf, parameters) until ${source.what} is whole again (the operator re-creates it)`,
+        );
+      else log.warn({ problem: read.missing }, 'no cluster configuration yet');
+    }
+    return false;
+  }
+
+  async #change(data: Readonly<Record<string, string>> | undefined): Promise<void> {
+    const { files, postgres, log, db } = this.#ctx;
+    if (!this.#take(data) || !files.written) return;
+    try {
+      if ((await files.write()) && postgres.reload()) {
+        log.info('configuration changed; postgres reloaded');
+        setTimeout(() => void warnPendingRestart(db, log), 1_000).unref();
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
+    }
+  }
+}
+
+async function warnPendingRestart(db: LocalDb, log: Logger): Promise<void> {
+  try {
+    const rows = await db.query<{ name: string }>('SELECT name FROM pg_settings WHERE pending_restart');
+    if (rows.length > 0)
+      log.warn({ parameters: rows.map((row) => row.name) }, 'some parameters take effect only after a restart');
+  } catch {
+    // postgres is restarting or stopping; the next change checks again.
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The operator's gate on its admission policies (policy-presence.ts): it reads them through the
+ * API, at most every few seconds for every cluster at once, and a cluster whose policies are not
+ * in force gets the `AdmissionPolicies` condition saying which and why, and no new Pods; the
+ * reconcile looks again shortly, so installing them lets the cluster proceed.
+ */
+import { admissionPolicyCheckFromEnv, OPERATOR_ENV } from '@kanri/api';
+import { ForbiddenError, isNotFound, type KubeClient, UnknownKindError } from '@kanri/client';
+import { type Condition, type ConditionInput, type ReconcileContext, setCondition } from '@kanri/runtime';
+import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
+import { type Observed, observedKey, type PolicyProblem, policyProblem } from './policy-presence.js';
+
+export const ADMISSION_CONDITION = 'AdmissionPolicies';
+/** How long one reading serves every cluster's reconcile. */
+const FRESH_MS = 5_000;
+/** How soon a cluster waiting for its policies looks again. */
+export const POLICY_RECHECK_MS = 10_000;
+
+let last: { readonly at: number; readonly problem: PolicyProblem | undefined } | undefined;
+let reading: Promise<PolicyProblem | undefined> | undefined;
+
+async function observe(client: KubeClient, object: Record<string, unknown>, signal: AbortSignal): Promise<Observed> {
+  const { name } = object.metadata as { name: string };
+  try {
+    return { object: await client.resource(String(object.apiVersion), String(object.kind)).get(name, { signal }) };
+  } catch (error) {
+    if (isNotFound(error)) return 'missing';
+    if (error instanceof ForbiddenError) return 'forbidden';
+    if (error instanceof UnknownKindError) return 'unserved';
+    throw error;
+  }
+}
+
+async function read(client: KubeClient, signal: AbortSignal): Promise<PolicyProblem | undefined> {
+  // Imported here: the definition imports the controller that calls this.
+  const { postgresOperator } = await import('../definition.js');
+  const expected = postgresOperator.policies({
+    namespace: process.env[OPERATOR_ENV.podNamespace] || postgresOperator.namespace,
+  });
+  const observed = new Map<string, Observed>();
+  for (const object of expected) {
+    const { name } = object.metadata as { name: string };
+    observed.set(observedKey(String(object.kind), name), await observe(client, object, signal));
+  }
+  return policyProblem(expected, observed, admissionPolicyCheckFromEnv(process.env) === 'installed');
+}
+
+/**
+ * Why the operator's admission policies are not in force, or undefined when they are.
+ *
+ * @example
+ * ```ts
+ * const problem = await admissionPolicyProblem(ctx.client, ctx.signal);
+ * if (problem) return refuseWithoutPolicies(cluster, ctx, problem);
+ * ```
+ */
+export async function admissionPolicyProblem(
+  client: KubeClient,
+  signal: AbortSignal,
+): Promise<PolicyProblem | undefined> {
+  if (last && performance.now() - last.at < FRESH_MS) return last.problem;
+  reading ??= read(client, signal).finally(() => {
+    reading = undefined;
+  });
+  const problem = await reading;
+  last = { at: performance.now(), problem };
+  return problem;
+}
+
+/** The condition for `problem` (True, `InForce`, when there is none). */
+export function admissionCondition(problem: PolicyProblem | undefined, observedGeneration?: number): ConditionInput {
+  return {
+    type: ADMISSION_CONDITION,
+    status: problem ? 'False' : 'True',
+    reason: problem?.reason ?? 'InForce',
+    message: problem?.message ?? "the operator's admission policies are installed and deny",
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  };
+}
+
+/**
+ * Stops the reconcile of `cluster` short of creating anything: records why in its status (and an
+ * Event when the reason is new) and asks to be looked at again soon.
+ *
+ * @example
+ * ```ts
+ * if (problem) return refuseWithoutPolicies(cluster, ctx, problem);
+ * ```
+ */
+export async function refuseWithoutPolicies(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+  problem: PolicyProblem,
+): Promise<{ requeueAfter: number }> {
+  const previous = cluster.status?.conditions?.find((c) => c.type === ADMISSION_CONDITION);
+  if (previous?.status !== 'False' || previous.message !== problem.message) {
+    ctx.log.warn({ reason: problem.reason }, problem.message);
+    await ctx.event('Warning', problem.reason, problem.message);
+  }
+  const conditions = setCondition(
+    (cluster.status?.conditions ?? []) as Condition[],
+    admissionCondition(problem, cluster.metadata?.generation),
+  ) as PostgresClusterStatus['conditions'];
+  await ctx.setStatus({ ...cluster.status, conditions });
+  return { requeueAfter: POLICY_RECHECK_MS };
+}
