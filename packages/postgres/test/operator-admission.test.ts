@@ -19,9 +19,11 @@ import {
   names,
   PGUpgradeResource,
   PostgresBackupResource,
+  type PostgresCluster,
   PostgresClusterResource,
   postgresOperator,
 } from '../src/index.js';
+import { repoHostPod, repoHostRbac } from '../src/operator/builders/repo-host.js';
 
 const TEAM = 'team';
 const EMPTY = 'empty';
@@ -38,6 +40,7 @@ describe("the operator's identity writes only what it owns; only it labels a clu
   let operator: KubeClient;
   let alice: KubeClient;
   let uid = '';
+  let db: PostgresCluster;
   /** The refusal's message, or 'allowed'. */
   const attempt = (write: () => Promise<unknown>) =>
     write().then(
@@ -93,6 +96,7 @@ describe("the operator's identity writes only what it owns; only it labels a clu
       },
     });
     uid = cluster.metadata?.uid ?? '';
+    db = cluster as unknown as PostgresCluster;
     await apply({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
@@ -196,6 +200,25 @@ describe("the operator's identity writes only what it owns; only it labels a clu
       'allowed',
     );
     assert.equal(await attempt(() => as(operator, 'v1', 'Pod').create(pod(owned('db-i-0')))), 'allowed');
+    // The repo host's own ServiceAccount, Role and binding, then its Pod running as that account
+    // (issue 37, finding 3), as the operator's builders make them.
+    const ownedAs = (object: Record<string, unknown>) => {
+      const metadata = object.metadata as { name: string; labels?: Record<string, string> };
+      const mine = owned(metadata.name);
+      return { ...object, metadata: { ...metadata, ...mine, labels: { ...metadata.labels, ...mine.labels } } } as Loose;
+    };
+    for (const object of repoHostRbac(db))
+      assert.equal(
+        await attempt(() => as(operator, String(object.apiVersion), String(object.kind)).create(ownedAs(object))),
+        'allowed',
+        `${object.kind} ${names.repoHostServiceAccount('db')}`,
+      );
+    const repoHost = repoHostPod(db) as unknown as Record<string, unknown>;
+    assert.equal(
+      (repoHost.spec as { serviceAccountName?: string }).serviceAccountName,
+      names.repoHostServiceAccount('db'),
+    );
+    assert.equal(await attempt(() => as(operator, 'v1', 'Pod').create(ownedAs(repoHost))), 'allowed', 'the repo host');
     // Drift: someone relabelled the cluster's Secret; its controller reference still names db.
     await admin
       .resource('v1', 'Secret')

@@ -8,8 +8,14 @@
 import type { OwnedWriteValidation } from '@kanri/api';
 import { names } from '../../contract/index.js';
 
-/** The ServiceAccounts a cluster's Pods run as, by cluster name. The repo host's own (issue 37, finding 3) joins here. */
-const POD_SERVICE_ACCOUNTS: readonly ((cluster: string) => string)[] = [names.instanceServiceAccount];
+/**
+ * The ServiceAccounts a cluster's Pods run as, by cluster name: the instances', and the repo host's
+ * own (issue 37, finding 3), which reads no Secret.
+ */
+const POD_SERVICE_ACCOUNTS: readonly ((cluster: string) => string)[] = [
+  names.instanceServiceAccount,
+  names.repoHostServiceAccount,
+];
 
 /** Each name function's suffix after the cluster's name, for CEL that knows the cluster as `variables.owner`. */
 const accounts = POD_SERVICE_ACCOUNTS.map((name) => `variables.owner + '${name('')}'`).join(', ');
