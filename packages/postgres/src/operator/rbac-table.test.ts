@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { mergeRules } from '@kanri/api';
-import { buildInstanceRoleRules } from '../contract/index.js';
+import { buildInstanceRoleRules, buildRepoHostRoleRules } from '../contract/index.js';
 import { postgresOperator } from './definition.js';
-import { RBAC_TABLE_BEGIN, RBAC_TABLE_END, rbacTable, tableRoles } from './rbac-table.js';
+import { RBAC_TABLE_BEGIN, RBAC_TABLE_END, rbacTable, TABLE_INSTANCE_ROLE, tableRoles } from './rbac-table.js';
 
 // Compiled to packages/postgres/dist/src/operator: the repository's README is five levels up.
 const readme = readFileSync(new URL('../../../../../README.md', import.meta.url), 'utf8');
@@ -17,7 +17,7 @@ describe("the README's table of roles and verbs", () => {
     assert.equal(readme.slice(begin, end + RBAC_TABLE_END.length), rbacTable());
   });
 
-  it("lists every rule of the operator's roles and the instance Role, and nothing they lack", () => {
+  it("lists every rule of the operator's roles, the instance Role and the repo host's Role, and nothing they lack", () => {
     const [main, ...others] = tableRoles();
     const written = postgresOperator.rbac().filter((o) => String(o.kind).endsWith('Role'));
     const rulesOf = (kind: string, name: string) =>
@@ -25,10 +25,10 @@ describe("the README's table of roles and verbs", () => {
     assert.deepEqual(mergeRules(main?.rules ?? []), rulesOf('ClusterRole', postgresOperator.name));
     for (const role of postgresOperator.explainRbac().slice(1))
       assert.deepEqual(mergeRules(role.rules), rulesOf(role.kind, role.name), role.name);
-    const instance = others.at(-1);
-    assert.deepEqual(
-      instance?.rules.map(({ reason: _, ...rule }) => rule),
-      buildInstanceRoleRules('<cluster>', ['<user>']),
-    );
+    const rulesOfRole = (name: string) =>
+      others.find((r) => r.role.includes(`\`${name}\``))?.rules.map(({ reason: _, ...rule }) => rule);
+    const { cluster, users, options } = TABLE_INSTANCE_ROLE;
+    assert.deepEqual(rulesOfRole('<cluster>-instance'), buildInstanceRoleRules(cluster, users, options));
+    assert.deepEqual(rulesOfRole('<cluster>-repo-host'), buildRepoHostRoleRules('<cluster>'));
   });
 });

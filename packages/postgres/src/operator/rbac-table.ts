@@ -1,11 +1,11 @@
 /**
  * The README's table of every role the install grants and why: the operator's roles
- * (`postgresOperator.explainRbac()`) and each cluster's instance Role (`explainInstanceRoleRules`),
- * rule by rule with its reason. Generated, so the README cannot drift from the RBAC
+ * (`postgresOperator.explainRbac()`), each cluster's instance Role (`explainInstanceRoleRules`) and
+ * its repo host's Role (`explainRepoHostRoleRules`), rule by rule with its reason. Generated, so the README cannot drift from the RBAC
  * (rbac-table.test.ts compares them; `node scripts/readme-rbac.mjs` rewrites the table). Pure.
  */
 import type { ExplainedRole, ExplainedRule } from '@kanri/api';
-import { explainInstanceRoleRules, names } from '../contract/index.js';
+import { explainInstanceRoleRules, explainRepoHostRoleRules, names } from '../contract/index.js';
 import { postgresOperator } from './definition.js';
 
 /** Where the table sits in README.md. */
@@ -21,7 +21,13 @@ interface TableRole {
   readonly rules: readonly ExplainedRule[];
 }
 
-/** The roles, as the operator's definition and the instance Role builder give them. */
+/**
+ * The instance Role as the table shows it: with every name it can hold, the older scheme's shared
+ * pgBackRest Secret included (granted only while a cluster still has it).
+ */
+export const TABLE_INSTANCE_ROLE = { cluster: CLUSTER, users: ['<user>'], options: { sharedPgbackrestTls: true } };
+
+/** The roles, as the operator's definition and the instance and repo host Role builders give them. */
 export function tableRoles(): TableRole[] {
   const where = (role: ExplainedRole) =>
     role.kind === 'ClusterRole'
@@ -36,15 +42,19 @@ export function tableRoles(): TableRole[] {
     {
       role: `Role \`${names.instanceServiceAccount(CLUSTER)}\` (instances)`,
       where: "each cluster's namespace",
-      rules: explainInstanceRoleRules(CLUSTER, ['<user>']),
+      rules: explainInstanceRoleRules(
+        TABLE_INSTANCE_ROLE.cluster,
+        TABLE_INSTANCE_ROLE.users,
+        TABLE_INSTANCE_ROLE.options,
+      ),
+    },
+    {
+      role: `Role \`${names.repoHostServiceAccount(CLUSTER)}\` (repo host)`,
+      where: "each cluster's namespace, while it has a volume repo",
+      rules: explainRepoHostRoleRules(CLUSTER),
     },
   ];
 }
-
-/** Roles not generated here yet, each a clearly marked row until its change lands. */
-const PENDING_ROWS = [
-  `| Role \`${CLUSTER}-repo-host\` (repo host) | each cluster's namespace | — | — | — | **placeholder (issue 37, finding 3): the repo host's own ServiceAccount and Role add their rows here** |`,
-];
 
 const code = (items: readonly string[]) => items.map((i) => `\`${i}\``).join(', ');
 const resourceOf = (rule: ExplainedRule) =>
@@ -71,7 +81,6 @@ export function rbacTable(): string {
     '| Role | Where | Resources | Verbs | Names | Why |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
-    ...PENDING_ROWS,
     RBAC_TABLE_END,
   ].join('\n');
 }
