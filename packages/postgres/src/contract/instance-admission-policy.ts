@@ -122,9 +122,4 @@ export function instanceAdmissionPolicies(): Record<string, unknown>[] {
 }
 
 /** The parts every instance policy is made of, for the policies kept in their own files (instance-backup-policy.ts). */
-export {
-  binding as instancePolicyBinding,
-  forbidden as forbiddenValidations,
-  identityVariables as instanceIdentityVariables,
-  policy as instancePolicy,
-};
+export { identityVariables as instanceIdentityVariables, policy as instancePolicy };

@@ -1,36 +1,37 @@
 /**
- * A client that authenticates as an instance's agent does: the cluster's ServiceAccount
- * `<cluster>-instance` with a token bound to one of its Pods (the kubelet, and testenv's process
- * nodes, give the agent exactly that), under the instance Role the operator would grant.
+ * Clients that authenticate as an agent does: a cluster's ServiceAccount (`<cluster>-instance`
+ * for an instance, `<cluster>-repo-host` for its repo host) with a token bound to one of its Pods
+ * (the kubelet, and testenv's process nodes, give the agent exactly that), under the Role the
+ * operator would grant that account.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { KubeClient, type KubeObject } from '@kanri/client';
-import type { ControlPlane } from '@kanri/testenv';
-import { parse, stringify } from 'yaml';
-import { buildInstanceRoleRules, LABEL, names } from '../../src/contract/index.js';
 
-/**
- * Creates the cluster's ServiceAccount, Role and RoleBinding, and Pod `pod` of the cluster, then
- * returns a client holding a token bound to that Pod.
- */
-export async function instanceClient(
+import type { PolicyRule } from '@kanri/api';
+import type { KubeClient, KubeObject } from '@kanri/client';
+import type { ControlPlane } from '@kanri/testenv';
+import { buildInstanceRoleRules, buildRepoHostRoleRules, LABEL, names } from '../../src/contract/index.js';
+import { clientAsPod } from './pod-identity.js';
+
+/** Creates `account`, its Role and RoleBinding, and Pod `pod` running as it; a client bound to that Pod. */
+async function agentClient(
   cp: ControlPlane,
   admin: KubeClient,
-  cluster: string,
-  pod: string,
-  namespace = 'default',
+  input: {
+    readonly account: string;
+    readonly rules: readonly PolicyRule[];
+    readonly pod: string;
+    readonly labels: Readonly<Record<string, string>>;
+    readonly namespace: string;
+  },
 ): Promise<KubeClient> {
+  const { account, namespace } = input;
   const apply = (o: Record<string, unknown>) =>
     admin.resourceFor(o as KubeObject).apply(o as KubeObject, { fieldManager: 'test', force: true });
-  const account = names.instanceServiceAccount(cluster);
   await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: account, namespace } });
   await apply({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
     metadata: { name: account, namespace },
-    rules: buildInstanceRoleRules(cluster, []),
+    rules: input.rules,
   });
   await apply({
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -39,26 +40,42 @@ export async function instanceClient(
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: account },
     subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
   });
-  const created = await admin.resource<KubeObject>('v1', 'Pod').create({
-    metadata: { name: pod, namespace, labels: { [LABEL.cluster]: cluster, [LABEL.instance]: pod } },
+  await admin.resource<KubeObject>('v1', 'Pod').create({
+    metadata: { name: input.pod, namespace, labels: { ...input.labels } },
     spec: { serviceAccountName: account, containers: [{ name: 'c', image: 'example/app:1' }] },
   } as KubeObject);
-  const { status } = (await admin.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${account}/token`,
-    body: {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: {
-        expirationSeconds: 3600,
-        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid: created.metadata?.uid },
-      },
-    },
-  })) as { status: { token: string } };
-  const kubeconfig = parse(await readFile(cp.kubeconfigPath, 'utf8'));
-  kubeconfig.users = [{ name: 'agent', user: { token: status.token } }];
-  for (const context of kubeconfig.contexts) context.context.user = 'agent';
-  const path = join(cp.dataDir ?? tmpdir(), `agent-${pod}-kubeconfig-${process.pid}`);
-  await writeFile(path, stringify(kubeconfig), { mode: 0o600 });
-  return KubeClient.load({ kubeconfig: path, maxAttempts: 1 });
+  return (await clientAsPod(cp, admin, input.pod, namespace)).client;
+}
+
+/** Instance `pod` of `cluster`, under the instance Role. */
+export function instanceClient(
+  cp: ControlPlane,
+  admin: KubeClient,
+  cluster: string,
+  pod: string,
+  namespace = 'default',
+): Promise<KubeClient> {
+  return agentClient(cp, admin, {
+    account: names.instanceServiceAccount(cluster),
+    rules: buildInstanceRoleRules(cluster, []),
+    pod,
+    labels: { [LABEL.cluster]: cluster, [LABEL.instance]: pod },
+    namespace,
+  });
+}
+
+/** The repo host of `cluster` (its Pod, names.repoHost), under the repo host's Role. */
+export function repoHostClient(
+  cp: ControlPlane,
+  admin: KubeClient,
+  cluster: string,
+  namespace = 'default',
+): Promise<KubeClient> {
+  return agentClient(cp, admin, {
+    account: names.repoHostServiceAccount(cluster),
+    rules: buildRepoHostRoleRules(cluster),
+    pod: names.repoHost(cluster),
+    labels: { [LABEL.cluster]: cluster },
+    namespace,
+  });
 }
