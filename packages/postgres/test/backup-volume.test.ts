@@ -44,6 +44,7 @@ import {
   targetTime,
   writeMarkers,
 } from './support/backup-fixtures.js';
+import { waitForClusterEvent } from './support/cluster-observers.js';
 
 const CLUSTER = 'vault';
 const REPO_HOST = names.repoHost(CLUSTER);
@@ -395,18 +396,33 @@ describe('a volume repo behind the repo host', { timeout: 25 * 60_000 }, () => {
     }
   });
 
-  it("clones another cluster from the volume repo, read-only through the source's clone port; the grant goes once it has restored (issue 37, finding 4)", async () => {
+  it("clones another cluster from the volume repo, read-only through the source's clone port, granted by the source alone; the grant goes once it has restored (issue 37, finding 4)", async () => {
     await sqlOn(env, CLUSTER, 'INSERT INTO markers (n) VALUES (100)');
     const wal = await switchWal(env, CLUSTER);
     await waitFor(`WAL ${wal} on the repo volume`, async () => (archived(wal) ? true : undefined), 120_000, 500);
     const before = repoSnapshot(repoPath);
     const clonePod = names.pod(COPY, 'i', 0);
     const grantOf = async () => readCloneGrants((await pod(REPO_HOST)).metadata?.annotations).get(clonePod);
+    // The grant is the source's to give, on its own repo host: while the source is paused, its
+    // operator changes nothing of it, and a clone's reconcile writes nothing of another cluster's.
+    const pause = (paused: boolean) =>
+      clusters(env.client).patch(CLUSTER, { spec: { paused } }, { namespace: 'default', type: 'merge' });
+    await pause(true);
     await clusters(env.client).create(
       clusterManifest(COPY, 1, {
         dataSource: { postgresCluster: { clusterName: CLUSTER, repoName: 'repo1' } },
       } as never),
     );
+    await waitFor(
+      'the clone Pod to publish its pgBackRest key',
+      async () => (await pod(clonePod).catch(() => undefined))?.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY],
+      180_000,
+      250,
+    );
+    // A few of the clone's reconciles (its Pod's key wakes it).
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    assert.equal(await grantOf(), undefined, 'no grant while the source is paused');
+    await pause(false);
     const granted = await waitFor('the clone Pod’s grant', async () => grantOf(), 180_000, 100);
     assert.equal(granted.cluster, COPY);
     const grantCert = new X509Certificate(granted.certificate);
@@ -420,6 +436,11 @@ describe('a volume repo behind the repo host', { timeout: 25 * 60_000 }, () => {
       60_000,
       250,
     );
+    await waitForClusterEvent(env.client, CLUSTER, {
+      type: 'Normal',
+      reason: 'SourceAccessRevoked',
+      note: new RegExp(`${clonePod} of ${COPY} read its repo: it has restored`),
+    });
     // The source's repo host now refuses the clone Pod's token (derived as the repo host derives it).
     const info = readServerInfo(await pod(REPO_HOST));
     const hostKey = createPrivateKey(

@@ -1,9 +1,10 @@
 /**
  * A clone's source, resolved for one reconcile (backups/restore-source.ts): the PostgresCluster it
- * names and, for a volume repo, that cluster's repo host, on which the clone's Pods hold read
- * grants while the clone restores (backups/clone-grant-plan.ts, contract/clone-gateway.ts). The
- * grants go once the clone has restored; the source's side drops those of clones gone
- * (reconcileCloneGrantsOfSource). Idempotent.
+ * names and, for a volume repo, that cluster's repo host, whose clone port the clone's Pods read
+ * through once granted. The grants are the source's to give (reconcileCloneGrantsOfSource): the
+ * source's own reconcile writes them on its own repo host Pod, for the clones that name it, from
+ * its own CA, while they restore, and removes them after. A clone's reconcile only reads its
+ * source; it writes nothing another cluster owns. Idempotent.
  */
 import { ignoreNotFound, type KubeObject } from '@kanri/client';
 import { certifyPublicKey, type ReconcileContext } from '@kanri/runtime';
@@ -22,7 +23,7 @@ import {
   readCloneGrants,
   readPodReport,
 } from '../contract/index.js';
-import { CLONE_GRANT_HOURS, planCloneGrants, staleCloneGrants } from './backups/clone-grant-plan.js';
+import { CLONE_GRANT_HOURS, type CloneOfSource, planSourceGrants } from './backups/clone-grant-plan.js';
 import { foreignPathProblem } from './backups/repo-grants.js';
 import { foreignRepoPath } from './backups/repo-paths.js';
 import { type ResolvedSource, resolveCloneSource } from './backups/restore-source.js';
@@ -46,60 +47,70 @@ export function cloneRestoring(pods: readonly Pod[]): boolean {
   return !pods.some((p) => readPodReport(p)?.restore?.result === 'succeeded');
 }
 
-const patchAnnotations = (ctx: Context, pod: Pod, annotations: Record<string, string | null>) =>
-  ignoreNotFound(
-    ctx.client
-      .resource<Pod & KubeObject>('v1', 'Pod')
-      .patch(
-        pod.metadata?.name ?? '',
-        { metadata: { annotations } },
-        { namespace: pod.metadata?.namespace, type: 'merge', signal: ctx.signal },
-      ),
-  );
-
-/** The source's pgBackRest CA, from the cache, else as the API server has it. */
-async function sourceCa(ctx: Context, source: string, namespace: string | undefined) {
-  const name = names.pgbackrestCa(source);
+/** This cluster's own pgBackRest CA, from the cache, else as the API server has it. */
+async function ownCa(ctx: Context, cluster: string, namespace: string | undefined) {
+  const name = names.pgbackrestCa(cluster);
   let data = decodeSecretData(ctx.get<Secret>('v1', 'Secret', name, namespace)?.data);
   if (certificateAuthorityProblem(data)) data = decodeSecretData((await liveSecret(ctx, name, namespace))?.data);
   if (certificateAuthorityProblem(data)) return undefined;
   return { caCertPem: data[PGBACKREST_CA_KEY.cert] ?? '', caKeyPem: data[PGBACKREST_CA_KEY.key] ?? '' };
 }
 
-/** Grants the clone's Pods read access on the source's repo host while it restores, and takes it back after. */
-async function reconcileCloneGrants(
-  cluster: PostgresCluster,
-  ctx: Context,
-  repoHost: Pod,
-  source: string,
-  /** The clone restores from a volume repo of the source (else it needs no grant). */
-  throughRepoHost: boolean,
-) {
-  const clone = cluster.metadata?.name ?? '';
+/**
+ * The clusters of the source's namespace that name it in `spec.dataSource.postgresCluster`, each
+ * with whether it still restores from a volume repo of the source (through the repo host), and
+ * its Pods' published keys.
+ */
+function clonesOf(source: PostgresCluster, ctx: Context): CloneOfSource[] {
+  const namespace = source.metadata?.namespace;
+  const repos = source.spec.backups?.pgbackrest?.repos ?? [];
+  return ctx.list<PostgresCluster & KubeObject>(API_VERSION, KIND, { namespace }).flatMap((cluster) => {
+    const from = cluster.spec?.dataSource?.postgresCluster;
+    if (from?.clusterName !== source.metadata?.name) return [];
+    const clone = cluster.metadata?.name ?? '';
+    const pods = instancePodsOf(ctx, namespace, clone);
+    const throughRepoHost = repos.some((r) => r.name === from?.repoName && r.volume);
+    return [
+      {
+        clone,
+        restoring: throughRepoHost && !cluster.metadata?.deletionTimestamp && cloneRestoring(pods),
+        pods: pods.map((p) => {
+          const key = p.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY];
+          return {
+            name: p.metadata?.name ?? '',
+            deleting: Boolean(p.metadata?.deletionTimestamp),
+            ...(key ? { publicKeyPem: key } : {}),
+          };
+        }),
+      },
+    ];
+  });
+}
+
+/**
+ * The source's side of clone grants, on its own repo host Pod: each clone that names it gets its
+ * restoring Pods granted read access on the clone port (an hour, from this cluster's own CA,
+ * renewed while the restore lasts); grants of clones that have restored, are gone, or no longer
+ * name it are removed. Nothing of the clone is written, and no clone writes here.
+ *
+ * @example
+ * ```ts
+ * if (repoHost) await reconcileCloneGrantsOfSource(cluster, ctx, repoHost);
+ * ```
+ */
+export async function reconcileCloneGrantsOfSource(cluster: PostgresCluster, ctx: Context, repoHost: Pod) {
+  const source = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace;
   const grants = readCloneGrants(repoHost.metadata?.annotations);
-  const pods = instancePodsOf(ctx, namespace, clone);
-  const restoring = throughRepoHost && cloneRestoring(pods);
-  if (!restoring && ![...grants.values()].some((g) => g.cluster === clone)) return;
-  const ca = await sourceCa(ctx, source, namespace);
+  const clones = clonesOf(cluster, ctx);
+  if (grants.size === 0 && !clones.some((c) => c.restoring)) return;
+  const ca = await ownCa(ctx, source, namespace);
   if (!ca) return;
-  const plan = planCloneGrants({
-    clone,
-    restoring,
-    grants,
-    caCertPem: ca.caCertPem,
-    pods: pods.map((p) => {
-      const key = p.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY];
-      return {
-        name: p.metadata?.name ?? '',
-        deleting: Boolean(p.metadata?.deletionTimestamp),
-        ...(key ? { publicKeyPem: key } : {}),
-      };
-    }),
-  });
+  const plan = planSourceGrants({ grants, clones, caCertPem: ca.caCertPem });
   const annotations: Record<string, string | null> = {};
   for (const { pod, publicKeyPem, reason } of plan.issue) {
-    ctx.log.info({ pod, source, reason }, "granting a clone Pod read access to its source's volume repo");
+    const clone = clones.find((c) => c.pods.some((p) => p.name === pod))?.clone ?? '';
+    ctx.log.info({ pod, clone, reason }, 'granting a clone Pod read access to this volume repo');
     const certificate = await certifyPublicKey({
       publicKeyPem,
       commonName: CLONE_COMMON_NAME,
@@ -111,39 +122,29 @@ async function reconcileCloneGrants(
   }
   for (const pod of plan.remove) annotations[`${CLONE_GRANT_PREFIX}${pod}`] = null;
   if (Object.keys(annotations).length === 0) return;
-  await patchAnnotations(ctx, repoHost, annotations);
-  if (plan.remove.length > 0 && !restoring)
+  await ignoreNotFound(
+    ctx.client
+      .resource<Pod & KubeObject>('v1', 'Pod')
+      .patch(
+        repoHost.metadata?.name ?? '',
+        { metadata: { annotations } },
+        { namespace, type: 'merge', signal: ctx.signal },
+      ),
+  );
+  for (const clone of new Set(plan.remove.map((pod) => grants.get(pod)?.cluster ?? ''))) {
+    const pods = plan.remove.filter((pod) => grants.get(pod)?.cluster === clone);
+    const still = clones.find((c) => c.clone === clone);
+    const why = still?.restoring
+      ? 'its Pods are gone or their grants ended'
+      : still
+        ? 'it has restored'
+        : `it is gone, or no longer clones ${source}`;
     await ctx.event(
       'Normal',
       'SourceAccessRevoked',
-      `restored: ${names.repoHost(source)} no longer lets ${plan.remove.join(', ')} read its repo`,
+      `${names.repoHost(source)} no longer lets ${pods.join(', ')} of ${clone} read its repo: ${why}`,
     );
-}
-
-/**
- * The source's side: drops the grants on its repo host of clones that are gone, have restored, or
- * whose grant ended (a clone deleted mid-restore never takes its own back).
- *
- * @example
- * ```ts
- * if (repoHost) await reconcileCloneGrantsOfSource(cluster, ctx, repoHost);
- * ```
- */
-export async function reconcileCloneGrantsOfSource(cluster: PostgresCluster, ctx: Context, repoHost: Pod) {
-  const grants = readCloneGrants(repoHost.metadata?.annotations);
-  if (grants.size === 0) return;
-  const namespace = cluster.metadata?.namespace;
-  const clones = new Map(
-    [...new Set([...grants.values()].map((g) => g.cluster))].flatMap((name) =>
-      ctx.get<PostgresCluster & KubeObject>(API_VERSION, KIND, name, namespace)
-        ? [[name, { restoring: cloneRestoring(instancePodsOf(ctx, namespace, name)) }] as const]
-        : [],
-    ),
-  );
-  const stale = staleCloneGrants(grants, clones);
-  if (stale.length === 0) return;
-  ctx.log.info({ pods: stale }, 'dropping clone read grants that no longer hold');
-  await patchAnnotations(ctx, repoHost, Object.fromEntries(stale.map((pod) => [`${CLONE_GRANT_PREFIX}${pod}`, null])));
+  }
 }
 
 /**
@@ -176,7 +177,5 @@ export async function resolveClone(cluster: PostgresCluster, ctx: Context): Prom
     ctx.log.info({ secret: legacy.metadata?.name }, "deleting the clone's old source certificate Secret");
     await ctx.delete({ apiVersion: 'v1', kind: 'Secret', name: legacy.metadata?.name ?? '', namespace });
   }
-  if (sourceName && repoHost && !repoHost.metadata?.deletionTimestamp)
-    await reconcileCloneGrants(cluster, ctx, repoHost, sourceName, resolved.source?.gateway !== undefined);
   return resolved;
 }

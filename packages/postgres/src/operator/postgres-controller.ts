@@ -9,7 +9,14 @@
  * claims, and later drops, fields of a spec it cannot change anyway).
  */
 import { ignoreNotFound } from '@kanri/client';
-import { type Condition, controller, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
+import {
+  type Condition,
+  controller,
+  generationChanged,
+  type KubeObject,
+  type ReconcileContext,
+  setCondition,
+} from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
@@ -26,6 +33,7 @@ import { postgresConfig } from './builders/postgres-config.js';
 import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
 import { resolveClone } from './clone-actions.js';
+import { cloneSourceWakeups } from './clone-wakeups.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing, isMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
@@ -79,9 +87,14 @@ function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance
   }));
 }
 
+/** A clone, and its Pods, wake its source too: the source grants them read access (clone-actions.ts). */
+const cloneWakeups = cloneSourceWakeups();
+
 export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
   // Agents rewrite their Pod's report every ~10 s; only changes to what the reconcile reads wake it.
   .owns('v1', 'Pod', instancePodPredicate())
+  .watches('v1', 'Pod', cloneWakeups.pods, instancePodPredicate())
+  .watches(API_VERSION, KIND, cloneWakeups.clusters, generationChanged())
   .owns('v1', 'PersistentVolumeClaim')
   .owns('v1', 'Service')
   .owns('v1', 'Secret')

@@ -3,7 +3,13 @@ import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { type CertificateAuthority, certifyPublicKey, createCertificateAuthority } from '@kanri/runtime';
 import { CLONE_COMMON_NAME, type CloneGrant } from '../../contract/index.js';
-import { CLONE_GRANT_HOURS, type ClonePod, planCloneGrants, staleCloneGrants } from './clone-grant-plan.js';
+import {
+  CLONE_GRANT_HOURS,
+  type ClonePod,
+  planCloneGrants,
+  planSourceGrants,
+  staleCloneGrants,
+} from './clone-grant-plan.js';
 
 const newKey = () =>
   generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -73,5 +79,39 @@ describe('clone grants (issue 37, finding 4: read-only, short-lived, gone once r
       ['d', { restoring: true }],
     ]);
     assert.deepEqual(staleCloneGrants(grants, clusters), ['b-i-0', 'c-i-0', 'd-i-0']);
+  });
+
+  it('from the source’s side, in one plan: grants the clones that name it, renews what ends, removes every other grant', async () => {
+    const grants = new Map([
+      // copy restores: copy-i-0's grant ends soon and is renewed, copy-i-9 is gone.
+      ['copy-i-0', await grant(key0, 'copy-i-0', 'copy', 0.25)],
+      ['copy-i-9', await grant(key1, 'copy-i-9')],
+      // done has restored; moved names another source now (it is not among the clones); gone is gone.
+      ['done-i-0', await grant(key0, 'done-i-0', 'done')],
+      ['moved-i-0', await grant(key0, 'moved-i-0', 'moved')],
+      ['gone-i-0', await grant(key0, 'gone-i-0', 'gone')],
+    ]);
+    const { issue, remove } = planSourceGrants({
+      grants,
+      caCertPem: ca.caCertPem,
+      clones: [
+        { clone: 'copy', restoring: true, pods },
+        { clone: 'done', restoring: false, pods: [{ name: 'done-i-0', deleting: false, publicKeyPem: key0 }] },
+        { clone: 'fresh', restoring: true, pods: [{ name: 'fresh-i-0', deleting: false, publicKeyPem: key1 }] },
+      ],
+    });
+    assert.deepEqual(
+      issue.map(({ pod, reason }) => [pod, reason.replace(/ends .*/, 'ends')]),
+      [
+        ['copy-i-0', 'it ends'],
+        ['fresh-i-0', 'no grant yet'],
+      ],
+    );
+    assert.deepEqual([...remove].sort(), ['copy-i-9', 'done-i-0', 'gone-i-0', 'moved-i-0']);
+    // No clone names it and no grant is left: nothing to do.
+    assert.deepEqual(planSourceGrants({ grants: new Map(), clones: [], caCertPem: ca.caCertPem }), {
+      issue: [],
+      remove: [],
+    });
   });
 });

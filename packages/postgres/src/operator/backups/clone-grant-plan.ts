@@ -2,8 +2,10 @@
  * The read grants a clone holds on its source's repo host (contract/clone-gateway.ts): while the
  * clone restores, one per clone Pod that published its pgBackRest key, a certificate from the
  * source's CA for that key, short-lived and renewed while the restore lasts; none once the clone
- * has restored. The source's side drops grants of clones that are gone, have restored, or whose
- * certificate ended. Pure: the caller reads the Pods, certifies what this names, and writes it.
+ * has restored. The source decides them all (planSourceGrants): it writes them on its own repo
+ * host, for the clones that name it, and drops those of clusters that are gone, no longer name it,
+ * have restored, or whose certificate ended. Pure: the caller reads the Pods, certifies what this
+ * names, and writes it.
  */
 import { X509Certificate } from 'node:crypto';
 import { CLONE_COMMON_NAME, type CloneGrant } from '../../contract/index.js';
@@ -80,6 +82,46 @@ export function planCloneGrants(input: CloneGrantInput): CloneGrantPlan {
   });
   const remove = mine.filter((pod) => !live.some((p) => p.name === pod));
   return { issue, remove };
+}
+
+/** A cluster that names the source in `spec.dataSource.postgresCluster`, as the source reads it. */
+export interface CloneOfSource {
+  readonly clone: string;
+  /** It reads a volume repo of the source, is not being deleted, and none of its instances has restored. */
+  readonly restoring: boolean;
+  readonly pods: readonly ClonePod[];
+}
+
+/**
+ * The source's plan for every grant on its repo host: what each clone that names it needs
+ * ({@link planCloneGrants}), and the removal of any other grant that no longer holds
+ * ({@link staleCloneGrants}: a cluster gone, no longer naming it, restored, or a grant ended and
+ * not renewed here).
+ *
+ * @example
+ * ```ts
+ * planSourceGrants({ grants: readCloneGrants(repoHost.metadata?.annotations), clones, caCertPem });
+ * // { issue: [{ pod: 'copy-i-0', publicKeyPem, reason: 'no grant yet' }], remove: ['gone-i-0'] }
+ * ```
+ */
+export function planSourceGrants(input: {
+  readonly grants: ReadonlyMap<string, CloneGrant>;
+  readonly clones: readonly CloneOfSource[];
+  readonly caCertPem: string;
+  readonly now?: Date;
+}): CloneGrantPlan {
+  const now = input.now ?? new Date();
+  const issue: CloneGrantPlan['issue'][number][] = [];
+  const remove = new Set(
+    staleCloneGrants(input.grants, new Map(input.clones.map((c) => [c.clone, { restoring: c.restoring }])), now),
+  );
+  for (const { clone, restoring, pods } of input.clones) {
+    const plan = planCloneGrants({ clone, restoring, pods, grants: input.grants, caCertPem: input.caCertPem, now });
+    issue.push(...plan.issue);
+    for (const pod of plan.remove) remove.add(pod);
+  }
+  // An ended grant renewed in the same write is replaced, not removed.
+  return { issue, remove: [...remove].filter((pod) => !issue.some((i) => i.pod === pod)) };
 }
 
 /**
