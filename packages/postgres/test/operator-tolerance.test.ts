@@ -40,11 +40,12 @@ describe('the PostgresCluster reconcile tolerates objects its cache does not kno
     // The controllers create the default ServiceAccount, without which no Pod is admitted.
     cp = await startControlPlane({ controllers: true });
     client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-    // Every CRD the operator installs: the controller waits for each kind it owns (PostgresBackup too).
-    for (const crd of postgresOperator.crds()) {
+    // Every CRD the operator installs: the controller waits for each kind it owns (PostgresBackup
+    // too). The admission policies as well: without them the operator creates no instance Pods.
+    for (const object of [...postgresOperator.crds(), ...postgresOperator.policies()]) {
       await client
-        .resourceFor(crd as unknown as KubeObject)
-        .apply(crd as unknown as KubeObject, { fieldManager: 'test', force: true });
+        .resourceFor(object as unknown as KubeObject)
+        .apply(object as unknown as KubeObject, { fieldManager: 'test', force: true });
     }
     await waitFor('the PostgresCluster CRD to be served', () => clusters(client).list({ namespace }));
     await waitFor('the PostgresBackup CRD to be served', () =>
@@ -68,13 +69,27 @@ describe('the PostgresCluster reconcile tolerates objects its cache does not kno
   });
 
   it('creates the instance Pod although its PVC already exists and is not the cluster’s (409 on create)', async () => {
-    // Retained from an earlier cluster named "kept": no owner, so the operator's cache lists it under no cluster.
+    // A claim of the name with no owner and no cluster label is someone else's: the cluster
+    // neither mounts it nor creates the Pod, and says so.
     await claims().create({ metadata: { name: 'kept-i-0-pgdata', namespace }, spec: volume });
     await clusters(client).create(clusterManifest('kept', 1));
-    await waitFor('Pod kept-i-0', () => exists(pods().get('kept-i-0', { namespace })), 60_000, 200);
-    await waitFor('the status of kept', async () => {
+    await waitFor('the ForeignObjects condition of kept', async () => {
       const cluster = await clusters(client).get('kept', { namespace });
-      return cluster.status?.conditions !== undefined;
+      const condition = cluster.status?.conditions?.find((c) => c.type === 'ForeignObjects');
+      return condition?.status === 'True' && condition.message?.includes('PersistentVolumeClaim kept-i-0-pgdata');
+    });
+    assert.equal(await exists(pods().get('kept-i-0', { namespace })), false, 'no Pod mounts a foreign claim');
+    // Retained from an earlier cluster named "kept" deleted with --cascade=orphan: no owner, so the
+    // operator's cache lists it under no cluster, but the earlier cluster's label hands it over.
+    await claims().patch(
+      'kept-i-0-pgdata',
+      { metadata: { labels: { [LABEL.cluster]: 'kept' } } },
+      { namespace, type: 'merge' },
+    );
+    await waitFor('Pod kept-i-0', () => exists(pods().get('kept-i-0', { namespace })), 60_000, 200);
+    await waitFor('the ForeignObjects condition of kept to clear', async () => {
+      const cluster = await clusters(client).get('kept', { namespace });
+      return !cluster.status?.conditions?.some((c) => c.type === 'ForeignObjects' && c.status === 'True');
     });
     assert.equal(await reconcileErrors(), 0);
   });
