@@ -160,7 +160,7 @@ async function startNodes(
     storageClassName: options.storageClassName ?? 'kanri-local',
     volumesDir: join(context.dataDir, 'volumes'),
     log: (message) => void appendFile(join(context.logsDir, 'provisioner.log'), `${message}\n`).catch(() => {}),
-    volumeDirMode: 0o777,
+    waitForConsumer: true,
   });
   const stop = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
