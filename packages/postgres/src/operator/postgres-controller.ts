@@ -22,7 +22,7 @@ import { networkPolicy } from './builders/network-policy.js';
 import { postgresConfig } from './builders/postgres-config.js';
 import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
-import { resolveClone } from './clone-actions.js';
+import { reconcileCloneSourcePolicy, resolveClone } from './clone-actions.js';
 import { clusterStatus, readReport } from './cluster-status.js';
 import { createIfMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
@@ -116,6 +116,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
     await ctx.apply(networkPolicy(cluster));
+    await reconcileCloneSourcePolicy(cluster, ctx, clone.source, initialised, instancePods);
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
     const tls = await reconcilePostgresTls(cluster, ctx, instancePods);
     if (tls.problem) {

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { ANNOTATION, type RestoreReport, type RestoreSource } from '../../contract/index.js';
+import { isCloneRestoring } from './clone-progress.js';
+
+const source: RestoreSource = {
+  id: 'clone',
+  namespace: 'db',
+  cluster: 'hippo',
+  stanza: 'db',
+  repo: { name: 'repo1', volume: {} },
+  configDir: '/etc/pgbackrest/source',
+  repoHost: { address: '10.0.0.9', config: '{}' },
+};
+const pod = (restore?: RestoreReport): Pod => ({
+  metadata: {
+    name: 'copy-i-0',
+    annotations: {
+      [ANNOTATION.status]: JSON.stringify({
+        role: 'primary',
+        ready: false,
+        timeline: 1,
+        systemIdentifier: '742',
+        receivedLsn: '0/3000000',
+        replayedLsn: '0/3000000',
+        lagBytes: 0,
+        updatedAt: new Date().toISOString(),
+        ...(restore ? { restore } : {}),
+      }),
+    },
+  },
+});
+
+it('holds a clone as restoring until its restore succeeded, though postgres already reports its identity', () => {
+  assert.equal(isCloneRestoring(source, false, []), true, 'not initialised: its first Pod is still to restore');
+  assert.equal(
+    isCloneRestoring(source, true, [pod({ id: 'clone', result: 'running' })]),
+    true,
+    'recovering from the source archive',
+  );
+  assert.equal(isCloneRestoring(source, true, [pod({ id: 'clone', result: 'succeeded' })]), false);
+  assert.equal(
+    isCloneRestoring(source, true, [pod({ id: 'yesterday', result: 'running' })]),
+    false,
+    'an in-place restore of its own',
+  );
+  assert.equal(isCloneRestoring(source, true, [pod()]), false);
+  assert.equal(isCloneRestoring(undefined, false, []), false, 'no clone');
+});
