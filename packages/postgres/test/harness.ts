@@ -48,13 +48,17 @@ const repo = fileURLToPath(new URL('../../../../', import.meta.url));
  * same arguments, so a second target finds the first's build stage cached. PGDG cannot be reached
  * from here: Debian's own PostgreSQL 15 and pgBackRest.
  */
-export function dockerfileBuild(tag: string, target?: 'operator') {
+export function dockerfileBuild(
+  tag: string,
+  target?: 'operator',
+  buildArgs: Record<string, string> = { PG_SOURCE: 'debian' },
+) {
   return {
     dockerfile: join(repo, 'packages', 'postgres', 'Dockerfile'),
     context: repo,
     tag,
     ...(target ? { target } : {}),
-    buildArgs: { PG_SOURCE: 'debian' },
+    buildArgs,
   };
 }
 
@@ -115,6 +119,12 @@ export async function startPostgresEnv(
     watchNamespace?: string;
     /** Apply the operator's admission policies (default true); false leaves them to `installPolicies()`. */
     admissionPolicies?: boolean;
+    /**
+     * With realNodes: the instance image's build arguments instead of Debian's own packages, e.g.
+     * `postgresImageBuildArgs('15')` for Debian 13's pgBackRest, whose TLS client accepts a repo
+     * host's certificate that names its Pod IP (Debian 12's 2.45 does not: a volume repo needs it).
+     */
+    imageBuildArgs?: Record<string, string>;
   } = {},
 ): Promise<PostgresEnv> {
   if (options.realNodes) {
@@ -122,7 +132,9 @@ export async function startPostgresEnv(
       (o) => options[o] !== undefined && options[o] !== false,
     );
     if (conflicting.length > 0) throw new Error(`startPostgresEnv: realNodes cannot go with ${conflicting.join(', ')}`);
-    const [image] = (await buildImages([dockerfileBuild(`${IMAGE}:15`)])) as [BuiltImage];
+    const [image] = (await buildImages([dockerfileBuild(`${IMAGE}:15`, undefined, options.imageBuildArgs)])) as [
+      BuiltImage,
+    ];
     return installOperator(
       await startControlPlane({ realNodes: { count: options.realNodes, imageArchives: [image.archive] } }),
       'real',

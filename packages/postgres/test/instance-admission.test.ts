@@ -6,7 +6,7 @@
  * Each attack is refused with the policy's words; what the agent does is allowed.
  */
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -91,7 +91,8 @@ describe('an instance identity’s writes', () => {
     const kubeconfig = parse(await readFile(cp.kubeconfigPath, 'utf8'));
     kubeconfig.users = [{ name: 'agent', user: { token: status.token } }];
     for (const context of kubeconfig.contexts) context.context.user = 'agent';
-    const path = join(cp.dataDir ?? tmpdir(), `agent-kubeconfig-${process.pid}`);
+    // A fresh private directory: at a predictable path in /tmp a planted file or link would get the token.
+    const path = join(await mkdtemp(join(cp.dataDir ?? tmpdir(), 'kanri-agent-')), 'kubeconfig');
     await writeFile(path, stringify(kubeconfig), { mode: 0o600 });
     agent = await KubeClient.load({ kubeconfig: path, maxAttempts: 1 });
     // Each policy takes effect once the API server's policy source has seen it and its binding, and

@@ -15,7 +15,13 @@ export type { BuildPhase, BuildProgress, ProgressListener } from './binaries/bui
 export { formatProgress, streamProgressReporter } from './binaries/build-progress.js';
 export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions, NodeBinaryPaths } from './binaries/ensure-binaries.js';
-export { ensureBinaries, ensureHelm, ensureNodeBinaries, ensureVersitygw } from './binaries/ensure-binaries.js';
+export {
+  ensureBinaries,
+  ensureHelm,
+  ensureNetworkPolicyEnforcer,
+  ensureNodeBinaries,
+  ensureVersitygw,
+} from './binaries/ensure-binaries.js';
 export { type DebianPostgresTag, ensureDebianPostgres } from './binaries/ensure-debian-postgres.js';
 export type { EnsureNodeToolsOptions, NodeTools } from './binaries/ensure-node-tools.js';
 export { ensureNodeTools } from './binaries/ensure-node-tools.js';
@@ -86,8 +92,10 @@ export {
   ETCD_VERSION,
   HELM_VERSION,
   helmComponent,
+  KUBE_ROUTER_VERSION,
   KUBERNETES_VERSION,
   KWOK_VERSION,
+  kubeRouterComponent,
   kubernetesNodeComponent,
   nodeBaseImage,
   nodeToolsPackages,

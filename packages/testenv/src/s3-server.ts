@@ -108,12 +108,15 @@ export async function startS3Server(options: S3ServerOptions = {}): Promise<S3Se
   const dir = await mkdtemp(join(base, `${DATA_DIR_PREFIX}s3-`));
   try {
     await writeOwnerPid(dir);
-    // World-readable, so that a backup tool running as another OS user can read the CA file.
-    await chmod(dir, 0o755);
+    // Passable by every user, so that a backup tool running as another OS user reads the CA file
+    // (tls/ca.crt); the objects (data, meta) are for the S3 server alone, which runs as this user.
+    await chmod(dir, 0o711);
     const dataDir = join(dir, 'data');
     const sidecarDir = join(dir, 'meta');
     const tlsDir = join(dir, 'tls');
-    for (const d of [dataDir, sidecarDir, tlsDir]) await mkdir(d, { mode: 0o755 });
+    for (const d of [dataDir, sidecarDir]) await mkdir(d, { mode: 0o700 });
+    await mkdir(tlsDir);
+    await chmod(tlsDir, 0o755);
     const ca = await createCertificateAuthority('kanri-testenv-s3');
     const serving = await ca.issue({
       commonName: 'localhost',

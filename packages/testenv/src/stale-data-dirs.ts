@@ -1,5 +1,5 @@
 /** Data directories left behind by a process that was killed outright (so never ran `stop()`), and their removal. */
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isProcessAlive } from './managed-process.js';
 
@@ -10,7 +10,10 @@ export async function writeOwnerPid(dataDir: string): Promise<void> {
   await writeFile(join(dataDir, OWNER_FILE), `${process.pid}\n`);
 }
 
-/** Removes `kanri-testenv-*` directories under `base` whose owning process is gone. Never touches a live owner's. */
+/**
+ * Removes `kanri-testenv-*` directories under `base` whose owning process is gone. Never touches a
+ * live owner's, nor one another user made (theirs to sweep, or planted to make this one act on it).
+ */
 export async function sweepStaleDataDirs(base: string): Promise<string[]> {
   const removed: string[] = [];
   let entries: string[];
@@ -21,6 +24,8 @@ export async function sweepStaleDataDirs(base: string): Promise<string[]> {
   }
   for (const entry of entries) {
     const dir = join(base, entry);
+    const stats = await lstat(dir).catch(() => undefined);
+    if (!stats?.isDirectory() || stats.uid !== process.getuid?.()) continue;
     const owner = Number.parseInt(await readFile(join(dir, OWNER_FILE), 'utf8').catch(() => ''), 10);
     // A directory without an owner file may be mid-creation by another process: leave it.
     if (!Number.isInteger(owner) || isProcessAlive(owner)) continue;

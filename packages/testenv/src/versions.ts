@@ -4,7 +4,7 @@ import type { DebianPackagePin } from './binaries/apt-fetch-plan.js';
 /** One Go-built component: where its source module lives and which binaries it yields. */
 export interface ComponentSpec {
   /** Cache key prefix and the name shown in progress lines. */
-  readonly name: 'kubernetes' | 'kubernetes-node' | 'etcd' | 'kwok' | 'helm' | 'versitygw';
+  readonly name: 'kubernetes' | 'kubernetes-node' | 'etcd' | 'kwok' | 'helm' | 'versitygw' | 'kube-router';
   readonly version: string;
   readonly binaries: readonly string[];
   /** Non-executable files the build writes beside the binaries. */
@@ -18,6 +18,11 @@ export const KWOK_VERSION = 'v0.8.0';
 export const HELM_VERSION = 'v3.19.5';
 /** The S3 server backup tests write to: one static binary serving a plain directory. */
 export const VERSITYGW_VERSION = 'v1.8.0';
+/**
+ * kube-router, whose NetworkPolicy controller enforces policies on real nodes: the newest release
+ * the Go module proxy serves. Its dependencies are raised to the node build's (go/kube-router).
+ */
+export const KUBE_ROUTER_VERSION = 'v2.1.0';
 
 export const kubernetesComponent: ComponentSpec = {
   name: 'kubernetes',
@@ -83,6 +88,19 @@ export const versitygwComponent: ComponentSpec = {
 };
 
 /**
+ * The NetworkPolicy enforcer of real nodes: kube-router's netpol controller alone (the wrapper
+ * module's main.go, as k3s embeds it), one per node in the node's network namespace, programming
+ * iptables and ipset there. Built only for real nodes (`ensureNetworkPolicyEnforcer`).
+ */
+export const kubeRouterComponent: ComponentSpec = {
+  name: 'kube-router',
+  // The cache entry's key: kube-router's version and a revision of go/kube-router/main.go (our
+  // code, unlike the other wrapper modules), bumped whenever main.go changes.
+  version: `${KUBE_ROUTER_VERSION}-kanri.1`,
+  binaries: ['kube-router-netpol'],
+};
+
+/**
  * pgBackRest, from Debian 13's binary package: Debian 12's 2.45 cannot back up PostgreSQL 16,
  * and pgBackRest is C, so there is no Go module to build it from. The version and the .deb's
  * SHA-256 are pinned so that a changed archive fails loudly instead of running unknown code.
@@ -145,9 +163,9 @@ const bookwormAmd64 = { architecture: 'amd64', suite: 'bookworm', mirror: 'http:
 
 /**
  * What a real node runs beside kubelet: containerd with its runc shim, runc, the CNI plugins,
- * and iptables (nf_tables mode) and nft for kube-proxy, the portmap plugin and kubelet's own
- * chains, with the shared libraries Debian splits them into. Debian 12's binary packages, all from
- * the `bookworm` suite (no pinned version is only in bookworm-security), fetched through a private
+ * iptables (nf_tables mode) and nft for kube-proxy, the portmap plugin and kubelet's own
+ * chains, and ipset for the NetworkPolicy enforcer, with the shared libraries Debian splits them
+ * into. Debian 12's binary packages, all from the `bookworm` suite (no pinned version is only in bookworm-security), fetched through a private
  * apt configuration and unpacked side by side into one relocatable tree (`ensureNodeTools`). Each
  * .deb's SHA-256 is pinned, and the cache entry's version is derived from them, so changing any
  * pin fetches a new entry. The machine must provide what these packages depend on from Debian's
@@ -233,6 +251,20 @@ export const nodeToolsPackages = [
   },
   {
     ...bookwormAmd64,
+    name: 'ipset',
+    version: '7.17',
+    debianVersion: '7.17-1',
+    sha256: '4bcc86f6658ca92fe2e21a6a7d4fd162d3b94ec3cdc709a9cf05f0a8ad9c7725',
+  },
+  {
+    ...bookwormAmd64,
+    name: 'libipset13',
+    version: '7.17',
+    debianVersion: '7.17-1',
+    sha256: '67fe7a8366878b0431b6e247c04b131b43df90f8090000a2681e63d4c22d02ca',
+  },
+  {
+    ...bookwormAmd64,
     name: 'nftables',
     version: '1.0.6',
     debianVersion: '1.0.6-2+deb12u2',
@@ -296,7 +328,8 @@ export type BinaryName =
   | 'etcd'
   | 'kwok'
   | 'helm'
-  | 'versitygw';
+  | 'versitygw'
+  | 'kube-router-netpol';
 
 /** A package of the npm registry, pinned by version and by the registry's integrity digest. */
 export interface NpmPackagePin {

@@ -255,6 +255,12 @@ describe('process nodes', () => {
       const uid = Number(postgres?.split(':')[2]);
       assert.equal(pids.uid, uid, "the image mapping's user");
       assert.equal((await stat(mounts['/var/lib/data'] ?? '')).uid, uid, "the volume belongs to the container's user");
+      assert.equal((await stat(mounts['/scratch'] ?? '')).uid, uid, "the emptyDir belongs to the container's user");
+    }
+    // The Pod names its one user and no fsGroup: its volumes are that user's alone, never world-writable.
+    for (const mount of ['/scratch', '/var/lib/data']) {
+      const mode = (await stat(mounts[mount] ?? '')).mode & 0o7777;
+      assert.equal(mode, 0o700, `${mount} is mode ${mode.toString(8)}`);
     }
     remember(pod);
   });

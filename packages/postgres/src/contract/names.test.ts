@@ -30,6 +30,7 @@ const PATTERNS = {
   instanceServiceAccount: { kind: 'ServiceAccount, Role, RoleBinding' },
   pdb: { kind: 'PodDisruptionBudget' },
   networkPolicy: { kind: 'NetworkPolicy' },
+  cloneSourcePolicy: { kind: 'NetworkPolicy' },
   pod: { kind: 'Pod', params: ['set', 'ordinal'] },
   pvc: { kind: 'PersistentVolumeClaim', params: ['set', 'ordinal'], ofPod: true },
   repoHost: { kind: 'Pod' },

@@ -142,6 +142,8 @@ export const names = {
   pdb: (cluster: string) => `${cluster}-pdb`,
   /** Only the cluster's own Pods reach the agents' and pgBackRest's ports (operator/builders/network-policy.ts). */
   networkPolicy: (cluster: string) => `${cluster}-members`,
+  /** A clone's way to its source's repo host while it restores (operator/builders/network-policy.ts). */
+  cloneSourcePolicy: (cluster: string) => `${cluster}-clone-source`,
   pod: (cluster: string, set: string, ordinal: number) => `${cluster}-${set}-${ordinal}`,
   pvc: (pod: string) => `${pod}-pgdata`,
   /** The repo host Pod (contract/repo-host.ts), present while the spec declares a volume repo. */

@@ -4,7 +4,8 @@
  * through once granted. The grants are the source's to give (reconcileCloneGrantsOfSource): the
  * source's own reconcile writes them on its own repo host Pod, for the clones that name it, from
  * its own CA, while they restore, and removes them after. A clone's reconcile only reads its
- * source; it writes nothing another cluster owns. Idempotent.
+ * source, and owns the NetworkPolicy that opens the source's clone port to it while it restores;
+ * it writes nothing another cluster owns. Idempotent.
  */
 import { ignoreNotFound, type KubeObject } from '@kanri/client';
 import { certifyPublicKey, type ReconcileContext } from '@kanri/runtime';
@@ -20,14 +21,17 @@ import {
   LABEL,
   names,
   PGBACKREST_CA_KEY,
+  type RestoreSource,
   readCloneGrants,
-  readPodReport,
 } from '../contract/index.js';
 import { CLONE_GRANT_HOURS, type CloneOfSource, planSourceGrants } from './backups/clone-grant-plan.js';
+import { isCloneRestoring } from './backups/clone-progress.js';
 import { foreignPathProblem } from './backups/repo-grants.js';
 import { foreignRepoPath } from './backups/repo-paths.js';
 import { type ResolvedSource, resolveCloneSource } from './backups/restore-source.js';
 import { certificateAuthorityProblem, decodeSecretData } from './backups/tls-plan.js';
+import { cloneSourcePolicy } from './builders/network-policy.js';
+import { isInitialised } from './cluster-status.js';
 import { liveSecret } from './tls/certificate-authority.js';
 
 type Context = ReconcileContext<PostgresCluster>;
@@ -37,14 +41,6 @@ function instancePodsOf(ctx: Context, namespace: string | undefined, cluster: st
   return ctx
     .list<Pod>('v1', 'Pod', { namespace })
     .filter((p) => p.metadata?.labels?.[LABEL.cluster] === cluster && p.metadata?.labels?.[LABEL.instance]);
-}
-
-/**
- * Whether a clone still restores from its source: none of its instances reports its restore
- * succeeded (recovery included: WAL is still fetched from the source until the clone promotes).
- */
-export function cloneRestoring(pods: readonly Pod[]): boolean {
-  return !pods.some((p) => readPodReport(p)?.restore?.result === 'succeeded');
 }
 
 /** This cluster's own pgBackRest CA, from the cache, else as the API server has it. */
@@ -73,7 +69,10 @@ function clonesOf(source: PostgresCluster, ctx: Context): CloneOfSource[] {
     return [
       {
         clone,
-        restoring: throughRepoHost && !cluster.metadata?.deletionTimestamp && cloneRestoring(pods),
+        restoring:
+          throughRepoHost &&
+          !cluster.metadata?.deletionTimestamp &&
+          isCloneRestoring(isInitialised(cluster, pods), pods),
         pods: pods.map((p) => {
           const key = p.metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY];
           return {
@@ -178,4 +177,35 @@ export async function resolveClone(cluster: PostgresCluster, ctx: Context): Prom
     await ctx.delete({ apiVersion: 'v1', kind: 'Secret', name: legacy.metadata?.name ?? '', namespace });
   }
   return resolved;
+}
+
+/**
+ * Applies the clone's way through to its source's repo host's clone port
+ * (builders/network-policy.ts) while the clone restores (backups/clone-progress.ts, the predicate
+ * the source's grants follow too), and removes it after: until its restore has succeeded postgres
+ * still fetches WAL from the source's archive, and a refused fetch would end its recovery early,
+ * without the rest of the source's history.
+ *
+ * @example
+ * ```ts
+ * await reconcileCloneSourcePolicy(cluster, ctx, clone.source, initialised, instancePods);
+ * ```
+ */
+export async function reconcileCloneSourcePolicy(
+  cluster: PostgresCluster,
+  ctx: Context,
+  source: RestoreSource | undefined,
+  initialised: boolean,
+  instancePods: readonly Pod[],
+): Promise<void> {
+  const restoring = source !== undefined && isCloneRestoring(initialised, instancePods);
+  const policy = restoring ? cloneSourcePolicy(cluster, source) : undefined;
+  if (policy) {
+    await ctx.apply(policy);
+    return;
+  }
+  const name = names.cloneSourcePolicy(cluster.metadata?.name ?? '');
+  const namespace = cluster.metadata?.namespace;
+  if (ctx.get('networking.k8s.io/v1', 'NetworkPolicy', name, namespace))
+    await ctx.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', name, namespace });
 }

@@ -66,6 +66,19 @@ export function readReport(pod: Pod): ReportView | undefined {
   return view as ReportView;
 }
 
+/**
+ * Whether the cluster's data exists: its status holds a system identifier, or an instance reports
+ * one (before the status caught up).
+ *
+ * @example
+ * ```ts
+ * isInitialised(cluster, instancePods); // false for a cluster whose first instance has not started
+ * ```
+ */
+export function isInitialised(cluster: PostgresCluster, instancePods: readonly Pod[]): boolean {
+  return cluster.status?.systemIdentifier !== undefined || instancePods.some((p) => readReport(p)?.systemIdentifier);
+}
+
 /** True while a report is recent enough to be believed at `nowMs`. */
 export function isReportFresh(report: ReportView, nowMs: number, staleAfterMs = REPORT_STALE_AFTER_MS): boolean {
   return nowMs - Date.parse(report.updatedAt) < staleAfterMs;

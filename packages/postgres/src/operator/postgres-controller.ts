@@ -32,9 +32,9 @@ import { networkPolicy } from './builders/network-policy.js';
 import { postgresConfig } from './builders/postgres-config.js';
 import { secrets } from './builders/secrets.js';
 import { services } from './builders/services.js';
-import { resolveClone } from './clone-actions.js';
+import { reconcileCloneSourcePolicy, resolveClone } from './clone-actions.js';
 import { cloneSourceWakeups } from './clone-wakeups.js';
-import { clusterStatus, readReport } from './cluster-status.js';
+import { clusterStatus, isInitialised, readReport } from './cluster-status.js';
 import { createIfMissing, isMissing } from './create-if-missing.js';
 import { readCredentials } from './credentials.js';
 import { type ObservedInstance, planInstances } from './instance-plan.js';
@@ -131,8 +131,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     // The repo host is the cluster's too, but no instance: a restore restores from it, never stops it.
     const instancePods = pods.filter((p) => p.metadata?.labels?.[LABEL.instance]);
     const observed = observe(pods, claims);
-    const initialised =
-      cluster.status?.systemIdentifier !== undefined || instancePods.some((p) => readReport(p)?.systemIdentifier);
+    const initialised = isInitialised(cluster, instancePods);
     const plan = planInstances(clusterName, cluster.spec, observed, initialised);
     const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
     const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
@@ -148,6 +147,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     for (const service of services(cluster)) await ctx.apply(service);
     await ctx.apply(disruptionBudget(cluster));
     await ctx.apply(networkPolicy(cluster));
+    await reconcileCloneSourcePolicy(cluster, ctx, clone.source, initialised, instancePods);
     // Before the instances: an agent that finds the Secret at its start boots with TLS.
     const tls = await reconcilePostgresTls(cluster, ctx, instancePods);
     if (tls.problem) {

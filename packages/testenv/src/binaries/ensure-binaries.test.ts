@@ -7,8 +7,21 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
-import { allComponents, type ComponentSpec, HELM_VERSION, KUBERNETES_VERSION, VERSITYGW_VERSION } from '../versions.js';
-import { ensureBinaries, ensureHelm, ensureNodeBinaries, ensureVersitygw } from './ensure-binaries.js';
+import {
+  allComponents,
+  type ComponentSpec,
+  HELM_VERSION,
+  KUBE_ROUTER_VERSION,
+  KUBERNETES_VERSION,
+  VERSITYGW_VERSION,
+} from '../versions.js';
+import {
+  ensureBinaries,
+  ensureHelm,
+  ensureNetworkPolicyEnforcer,
+  ensureNodeBinaries,
+  ensureVersitygw,
+} from './ensure-binaries.js';
 import type { GoBuildPlan } from './go-build-plan.js';
 
 const run = promisify(execFile);
@@ -171,5 +184,28 @@ describe('ensureBinaries', () => {
     assert.deepEqual(node, { kubelet: join(bin, 'kubelet'), 'kube-proxy': join(bin, 'kube-proxy') });
     assert.deepEqual(await ensureNodeBinaries(options), node);
     assert.equal(built.length, 1, 'the second call reuses the cache');
+  });
+
+  it('builds the NetworkPolicy enforcer only when asked, once, into its own cache entry', async () => {
+    assert.ok(
+      !allComponents.some((c) => c.binaries.includes('kube-router-netpol')),
+      'a control plane never waits for it',
+    );
+    const cacheDir = join(dir, 'kube-router');
+    const built: string[] = [];
+    const options = {
+      cacheDir,
+      assetsDir: '',
+      onProgress: quiet,
+      build: async (plan: GoBuildPlan) => {
+        built.push(`${plan.component.name} ${plan.build.cwd.endsWith('/kube-router')}`);
+        await writeFile(join(plan.outDir, 'kube-router-netpol'), '#!/bin/sh\n');
+        await chmod(join(plan.outDir, 'kube-router-netpol'), 0o755);
+      },
+    };
+    const enforcer = await ensureNetworkPolicyEnforcer(options);
+    assert.equal(enforcer, join(cacheDir, `kube-router-${KUBE_ROUTER_VERSION}-kanri.1`, 'bin', 'kube-router-netpol'));
+    assert.equal(await ensureNetworkPolicyEnforcer(options), enforcer);
+    assert.deepEqual(built, ['kube-router true'], 'built once, from go/kube-router');
   });
 });

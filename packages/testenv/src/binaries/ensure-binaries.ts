@@ -14,6 +14,7 @@ import {
   type BinaryName,
   type ComponentSpec,
   helmComponent,
+  kubeRouterComponent,
   kubernetesNodeComponent,
   versitygwComponent,
 } from '../versions.js';
@@ -159,4 +160,30 @@ export async function ensureNodeBinaries(
   if (!kubelet || !kubeProxy)
     throw new Error('ensureNodeBinaries: kubelet and kube-proxy were neither found nor built');
   return { kubelet, 'kube-proxy': kubeProxy };
+}
+
+/**
+ * Returns the path of the NetworkPolicy enforcer of real nodes (kube-router's netpol controller
+ * alone, `kube-router-netpol`), building it on first use: about a minute, since most of its
+ * packages are client-go's at the version kubelet's build compiled (see the README). Same cache,
+ * lock and progress as the control-plane binaries; never built to start a control plane.
+ *
+ * @example
+ * ```ts
+ * const enforcer = await ensureNetworkPolicyEnforcer();
+ * // in a node's network namespace, with iptables and ipset on the PATH:
+ * spawn(enforcer, ['--kubeconfig', kubeconfig, '--hostname-override', 'real-node-0', '--service-cluster-ip-range', range]);
+ * ```
+ */
+export async function ensureNetworkPolicyEnforcer(
+  options: Omit<EnsureBinariesOptions, 'binaries' | 'components'> = {},
+): Promise<string> {
+  const paths = await ensureBinaries({
+    ...options,
+    components: [kubeRouterComponent],
+    binaries: ['kube-router-netpol'],
+  });
+  const enforcer = paths['kube-router-netpol'];
+  if (!enforcer) throw new Error('ensureNetworkPolicyEnforcer: kube-router-netpol was neither found nor built');
+  return enforcer;
 }

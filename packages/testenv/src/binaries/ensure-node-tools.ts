@@ -162,7 +162,7 @@ async function fetchInto(
  * Returns the paths of the pinned node tools (Debian 12's containerd 1.6.20, runc 1.1.5, CNI
  * plugins 1.1.1, iptables 1.8.9 in nf_tables mode and nft 1.0.6; buildah 1.28.2, mmdebstrap
  * 1.3.5 and patchelf 0.14.3, which build the nodes' images) and the environment a child process
- * needs to run them, fetching them on first use (17 packages and a 9 MB package index: about 8 s). Needs `apt-get` and `dpkg-deb`, and amd64. The programs
+ * needs to run them, fetching them on first use (19 packages and a 9 MB package index: about 8 s). Needs `apt-get` and `dpkg-deb`, and amd64. The programs
  * link to the machine's libc, libseccomp, libgmp, libjansson and libedit (Debian 12's base
  * system); they are run once after unpacking, so a machine without them fails here, naming the
  * package whose program did not run.

@@ -4,7 +4,9 @@ import {
   allComponents,
   etcdComponent,
   helmComponent,
+  KUBE_ROUTER_VERSION,
   KUBERNETES_VERSION,
+  kubeRouterComponent,
   kubernetesComponent,
   kubernetesNodeComponent,
   kwokComponent,
@@ -81,6 +83,18 @@ describe('planGoBuild', () => {
     assert.equal(args[args.indexOf('-ldflags') + 1], `-s -w -X main.Version=${VERSITYGW_VERSION}`);
     assert.deepEqual(plan.list.args.slice(-1), ['github.com/versity/versitygw/cmd/versitygw']);
     assert.equal(plan.bundle, undefined);
+  });
+
+  it('builds the NetworkPolicy enforcer from its wrapper module’s own main package, stamped with kube-router’s version', () => {
+    const plan = planGoBuild(kubeRouterComponent, '/out', '/mods/');
+    assert.equal(plan.build.cwd, '/mods/kube-router');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/kube-router-netpol');
+    assert.equal(args.at(-1), '.');
+    assert.equal(
+      args[args.indexOf('-ldflags') + 1],
+      `-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=${KUBE_ROUTER_VERSION}`,
+    );
   });
 
   it('formats progress as a percentage that never claims 100% before done', () => {

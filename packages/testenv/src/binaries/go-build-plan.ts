@@ -1,6 +1,6 @@
 /** Pure planning of the `go` invocations that build each component from its pinned wrapper module in `go/`. */
 import { fileURLToPath } from 'node:url';
-import { type ComponentSpec, KUBERNETES_VERSION, KWOK_STAGE_FILES } from '../versions.js';
+import { type ComponentSpec, KUBE_ROUTER_VERSION, KUBERNETES_VERSION, KWOK_STAGE_FILES } from '../versions.js';
 
 /** One `go` invocation. */
 export interface GoCommand {
@@ -42,6 +42,8 @@ function ldflags(component: ComponentSpec): string {
   }
   // Without this `versitygw --version` says "git", as a build outside its Makefile does.
   if (component.name === 'versitygw') return `-s -w -X main.Version=${component.version}`;
+  if (component.name === 'kube-router')
+    return `-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=${KUBE_ROUTER_VERSION}`;
   if (component.name !== 'kubernetes' && component.name !== 'kubernetes-node') return '-s -w';
   // Without these the binaries report v0.0.0-master, and clients that check /version (kubectl's skew
   // warning) complain; a kubelet also reports it as its Node's `status.nodeInfo.kubeletVersion`.
@@ -62,6 +64,7 @@ function packagesOf(component: ComponentSpec): string[] {
     case 'kubernetes-node':
       return kubernetesPackages(component);
     case 'etcd':
+    case 'kube-router': // its wrapper module's own main package
       return ['.'];
     case 'kwok':
       return ['sigs.k8s.io/kwok/cmd/kwok'];

@@ -78,6 +78,7 @@ describe('node tools layout', () => {
         ['runc', 'runc', '--version'],
         ['iptables', 'iptables', '--version'],
         ['nftables', 'nft', '--version'],
+        ['ipset', 'ipset', 'version'],
         ['buildah', 'buildah', '--version'],
         ['mmdebstrap', 'mmdebstrap', '--version'],
         ['patchelf', 'patchelf', '--version'],
@@ -88,6 +89,7 @@ describe('node tools layout', () => {
     assert.deepEqual(expect.runc, ['runc version 1.1.5', '1.1.5+ds1-1+deb12u1']);
     assert.deepEqual(expect.iptables, ['iptables v1.8.9 (nf_tables)']);
     assert.deepEqual(expect.nft, ['nftables v1.0.6']);
+    assert.deepEqual(expect.ipset, ['ipset v7.17']);
     for (const check of checks) assert.ok(check.command in NODE_TOOLS_BIN_LINKS, `${check.command} is in bin/`);
     assert.throws(() => nodeToolsChecks(nodeToolsPackages.filter((p) => p.name !== 'runc')), /no pinned package runc/);
   });

@@ -33,6 +33,8 @@ export const NODE_TOOLS_BIN_LINKS: Readonly<Record<string, string>> = {
   'ip6tables-save': XTABLES_NFT,
   'ip6tables-restore': XTABLES_NFT,
   nft: '../usr/sbin/nft',
+  // kube-router's NetworkPolicy controller keeps a policy's peers in ipsets, run by this name.
+  ipset: '../usr/sbin/ipset',
   buildah: '../usr/bin/buildah',
   mmdebstrap: '../usr/bin/mmdebstrap',
   // mmdebstrap runs it by name, from the PATH.
@@ -152,7 +154,7 @@ function pinNamed(pins: readonly DebianPackagePin[], name: string): DebianPackag
  *
  * @example
  * ```ts
- * nodeToolsChecks(nodeToolsPackages).map((c) => c.command); // ['containerd', 'runc', 'iptables', 'nft', 'buildah', …]
+ * nodeToolsChecks(nodeToolsPackages).map((c) => c.command); // ['containerd', 'runc', 'iptables', 'nft', 'ipset', 'buildah', …]
  * ```
  */
 export function nodeToolsChecks(pins: readonly DebianPackagePin[]): NodeToolsCheck[] {
@@ -160,6 +162,7 @@ export function nodeToolsChecks(pins: readonly DebianPackagePin[]): NodeToolsChe
   const runc = pinNamed(pins, 'runc');
   const iptables = pinNamed(pins, 'iptables');
   const nftables = pinNamed(pins, 'nftables');
+  const ipset = pinNamed(pins, 'ipset');
   const buildah = pinNamed(pins, 'buildah');
   const mmdebstrap = pinNamed(pins, 'mmdebstrap');
   const patchelf = pinNamed(pins, 'patchelf');
@@ -169,6 +172,7 @@ export function nodeToolsChecks(pins: readonly DebianPackagePin[]): NodeToolsChe
     { pin: runc, command: 'runc', args: ['--version'], expect: [`runc version ${runc.version}`, runc.debianVersion] },
     { pin: iptables, command: 'iptables', args: ['--version'], expect: [`iptables v${iptables.version} (nf_tables)`] },
     { pin: nftables, command: 'nft', args: ['--version'], expect: [`nftables v${nftables.version}`] },
+    { pin: ipset, command: 'ipset', args: ['version'], expect: [`ipset v${ipset.version}`] },
     { pin: buildah, command: 'buildah', args: ['--version'], expect: [`buildah version ${buildah.version}`] },
     { pin: mmdebstrap, command: 'mmdebstrap', args: ['--version'], expect: [`mmdebstrap ${mmdebstrap.version}`] },
     { pin: patchelf, command: 'patchelf', args: ['--version'], expect: [`patchelf ${patchelf.version}`] },

@@ -5,14 +5,16 @@
  * Each set of process nodes leases one /16 block (127.X.0.0/16, X ≥ 1, so 127.0.0.1 and the
  * resolver's 127.0.0.53 are never handed out) through a lock file in the OS temp directory, so
  * that control planes running side by side, in this or other processes, never hand out the same
- * address. A lock left by a killed process goes stale after a minute and is taken over.
+ * address. A lock left by a killed process goes stale after a minute and is taken over. Every user
+ * of the machine shares the lock directory, so it is used only when it is sticky and root's or
+ * this user's own (as /tmp is): then nobody removes or replaces another user's locks.
  */
-import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { errnoCode } from '../errno.js';
 import { TestenvError } from '../errors.js';
+import { ensureTrustedDirectory } from '../trusted-dir.js';
 
 const LEASE_DIR = join(tmpdir(), 'kanri-pod-networks');
 
@@ -34,11 +36,14 @@ export function blockAddress(block: number, index: number): string {
  * await release();
  * ```
  */
-export async function leaseLoopbackBlock(): Promise<{ block: number; release: () => Promise<void> }> {
-  await mkdir(LEASE_DIR, { recursive: true, mode: 0o1777 });
+export async function leaseLoopbackBlock(
+  options: { readonly leaseDir?: string } = {},
+): Promise<{ block: number; release: () => Promise<void> }> {
+  const leaseDir = options.leaseDir ?? LEASE_DIR;
+  ensureTrustedDirectory(leaseDir, 0o1777, { shared: true });
   for (let block = 1; block <= 254; block++) {
     try {
-      const release = await lockfile.lock(join(LEASE_DIR, `127.${block}`), {
+      const release = await lockfile.lock(join(leaseDir, `127.${block}`), {
         realpath: false,
         // A lock is refreshed every 5 s and taken over only after 60 s without: on a loaded
         // machine a refresh can be late by seconds, and a lock taken over while its holder lives

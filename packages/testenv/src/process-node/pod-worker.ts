@@ -112,13 +112,14 @@ export class PodWorker implements PodHost {
   }
 
   /** The user that owns a volume: the first container (init containers first) that mounts it. */
-  #volumeOwner(volume: string): RunAs | undefined {
+  #volumeUsers(volume: string): RunAs[] {
+    const users: RunAs[] = [];
     for (const container of [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])]) {
       if (!container.volumeMounts?.some((m) => m.name === volume)) continue;
       const runAs = this.runAsOf(container);
-      return runAs.ok ? runAs.runAs : undefined;
+      if (runAs.ok) users.push(runAs.runAs);
     }
-    return undefined;
+    return users;
   }
 
   async #writeToken(file: ServiceAccountTokenFile): Promise<void> {
@@ -170,7 +171,7 @@ export class PodWorker implements PodHost {
       pod: this.pod,
       podDir: this.podDir,
       env: this.envContext(),
-      ownerOf: (volume) => this.#volumeOwner(volume),
+      usersOf: (volume) => this.#volumeUsers(volume),
       writeToken: (file) => this.#writeToken(file),
     });
     this.#tokenTimer = setInterval(() => void this.#refreshTokens(), 30_000);

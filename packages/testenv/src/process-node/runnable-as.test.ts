@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, mkdtemp, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runnableFileAs } from './runnable-as.js';
+import { runnableFileAs, stageRoot } from './runnable-as.js';
 
 const asRoot = process.getuid?.() === 0;
 const USER = 'postgres';
@@ -80,5 +80,72 @@ describe('runnableFileAs', () => {
     assert.equal((await stat(path)).mode & 0o777, 0o755);
     assert.equal((await stat(file)).mode & 0o777, 0o700, 'the original keeps its mode');
     assert.equal(runAs(USER, path), `ran as ${USER}`);
+  });
+
+  it('never runs what another user planted where an earlier release staged the same file', async () => {
+    const file = await writeScript(privateDir, 0o700);
+    const { size, mtimeMs } = await stat(file);
+    // The path releases before the stage root used: predictable from the file alone, in /tmp.
+    const planted = join(
+      tmpdir(),
+      `kanri-file-${basename(file)}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}`,
+    );
+    await mkdir(planted, { mode: 0o755 });
+    await writeFile(join(planted, basename(file)), '#!/bin/sh\necho planted\n', { mode: 0o755 });
+    try {
+      if (asRoot) {
+        for (const path of [planted, join(planted, basename(file))]) await chown(path, 65534, 65534);
+      }
+      const path = runnableFileAs(USER, file);
+      staged.add(path);
+      assert.ok(!path.startsWith(planted), `${path} is the planted program`);
+      if (asRoot) assert.equal(runAs(USER, path), `ran as ${USER}`);
+    } finally {
+      await rm(planted, { recursive: true, force: true });
+    }
+  });
+
+  it("stages into this user's own root, which nobody else may write to", async () => {
+    const file = await writeScript(privateDir, 0o700);
+    const path = runnableFileAs(USER, file);
+    staged.add(path);
+    if (!asRoot) {
+      assert.equal(path, file);
+      return;
+    }
+    const stage = dirname(path);
+    const root = dirname(stage);
+    assert.equal(root, join(tmpdir(), 'kanri-stage-0'));
+    for (const dir of [root, stage]) {
+      const facts = await lstat(dir);
+      assert.ok(facts.isDirectory() && !facts.isSymbolicLink(), dir);
+      assert.equal(facts.uid, 0, `${dir} is root's`);
+      assert.equal(facts.mode & 0o022, 0, `${dir} (mode ${(facts.mode & 0o777).toString(8)}) is writable by others`);
+    }
+    assert.equal(
+      (await lstat(root)).mode & 0o777,
+      0o711,
+      'others pass through to what they are given, and list nothing',
+    );
+  });
+
+  it("refuses a stage root it did not make: a symbolic link, one others may write to, another user's", async () => {
+    const base = await mkdtemp(join(tmpdir(), 'kanri-stage-base-'));
+    try {
+      const root = join(base, `kanri-stage-${process.getuid?.()}`);
+      await symlink(publicDir, root);
+      assert.throws(() => stageRoot(base), /is a symbolic link/);
+      await rm(root);
+      await mkdir(root);
+      await chmod(root, 0o777);
+      assert.throws(() => stageRoot(base), /writable by every user \(mode 0777\)/);
+      if (!asRoot) return;
+      await chmod(root, 0o755);
+      await chown(root, 65534, 65534);
+      const file = await writeScript(privateDir, 0o700);
+      assert.throws(() => runnableFileAs(USER, file, { stageBase: base }), /owned by uid 65534, not by this user/);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
   });
 });

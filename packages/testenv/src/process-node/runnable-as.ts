@@ -3,7 +3,9 @@
  * run as root). That user must be able to read the program: a checkout in a private directory
  * (under /root, for instance) is not readable. Then the built workspace (node_modules and every
  * package's package.json and dist, keeping the symlink layout) is staged once, as hard links where
- * possible, into a world-readable directory under the OS temp dir, keyed by the script's build time.
+ * possible, keyed by the script's build time, into this user's stage root in the OS temp dir
+ * (`stageRoot`): readable by every user, writable by this one alone, and never a directory another
+ * user could have created or filled, since what is staged there runs as the Pod's user.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -12,7 +14,9 @@ import {
   cpSync,
   existsSync,
   linkSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   renameSync,
   rmSync,
@@ -20,6 +24,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
+import { ensureTrustedDirectory } from '../trusted-dir.js';
 
 /** True when `user` may access `path` for `mode` (4 read, 5 read and execute), checked as that user. */
 function accessibleBy(user: string, path: string, mode = 4): boolean {
@@ -48,13 +53,13 @@ function workspaceRoot(path: string): string {
 
 /**
  * Hard links when the temp dir is on the same filesystem (no space used, and the link bypasses
- * the private parent directory); a copy otherwise.
+ * the private parent directory); a copy otherwise. `to` is created, or filled when it exists.
  */
 function linkOrCopy(from: string, to: string): void {
   mkdirSync(dirname(to), { recursive: true });
-  if (spawnSync('cp', ['-al', from, to], { stdio: 'ignore' }).status === 0) return;
-  rmSync(to, { recursive: true, force: true });
-  cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+  const source = existsSync(to) ? `${from}/.` : from;
+  if (spawnSync('cp', ['-al', source, to], { stdio: 'ignore' }).status === 0) return;
+  cpSync(from, to, { recursive: true, verbatimSymlinks: true, force: true });
 }
 
 /** Stages package.json and dist of the package directory `from` into `to`. */
@@ -63,18 +68,73 @@ function copyBuilt(from: string, to: string): void {
   if (existsSync(join(from, 'dist'))) linkOrCopy(join(from, 'dist'), join(to, 'dist'));
 }
 
-/** Removes staged copies of earlier builds (prefix `prefix`), once a day old. */
-function pruneStale(current: string, prefix = 'kanri-staged-'): void {
-  const dayAgo = Date.now() - 86_400_000;
-  for (const entry of readdirSync(tmpdir())) {
-    const path = join(tmpdir(), entry);
-    if (!entry.startsWith(prefix) || path === current) continue;
+const DAY_MS = 86_400_000;
+/** Where releases before the stage root staged straight into the temp dir. */
+const LEGACY_PREFIXES = ['kanri-staged-', 'kanri-file-', 'kanri-tree-'];
+
+/**
+ * Removes stages (and abandoned fillings) of earlier versions once a day old, and this user's own
+ * stages of earlier releases from the temp dir; another user's entries there are left alone.
+ */
+function pruneStale(root: string, current: string): void {
+  const dayAgo = Date.now() - DAY_MS;
+  const uid = process.getuid?.();
+  const candidates = [
+    ...readdirSync(root).map((entry) => join(root, entry)),
+    ...readdirSync(tmpdir())
+      .filter((entry) => LEGACY_PREFIXES.some((prefix) => entry.startsWith(prefix)))
+      .map((entry) => join(tmpdir(), entry)),
+  ];
+  for (const path of candidates) {
+    if (path === current) continue;
     try {
-      if (statSync(path).mtimeMs < dayAgo) rmSync(path, { recursive: true, force: true });
+      const stats = lstatSync(path);
+      if (stats.isDirectory() && stats.uid === uid && stats.mtimeMs < dayAgo)
+        rmSync(path, { recursive: true, force: true });
     } catch {
       // Removed by another process meanwhile.
     }
   }
+}
+
+/**
+ * The directory every stage of this user lives in: `kanri-stage-<uid>` in the OS temp dir (or
+ * `base`), created by this user, 0711 (the users Pods run as may pass through to what they are
+ * given, nobody else may write), and refused when another user could have put anything there
+ * (`ensureTrustedDirectory`): what is staged runs as another OS user, so a planted program there
+ * would run in its place.
+ *
+ * @example
+ * ```ts
+ * stageRoot(); // '/tmp/kanri-stage-0'
+ * ```
+ */
+export function stageRoot(base = tmpdir()): string {
+  const root = join(base, `kanri-stage-${process.getuid?.() ?? 'user'}`);
+  ensureTrustedDirectory(root, 0o711);
+  return root;
+}
+
+/**
+ * `name` in `root`, filled once by `fill` (given a fresh directory made by mkdtemp, 0700 while it
+ * is filled, which makes what it puts there readable) and then opened to everyone and renamed
+ * into place, so that a stage is whole or absent. Parallel processes race by the rename; the
+ * loser's copy is removed.
+ */
+function stageOnce(root: string, name: string, fill: (dir: string) => void): string {
+  const staged = join(root, name);
+  if (existsSync(staged)) return staged;
+  const temp = mkdtempSync(join(root, `.${name}-`));
+  pruneStale(root, staged);
+  try {
+    fill(temp);
+    chmodSync(temp, 0o755);
+    renameSync(temp, staged);
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    if (!existsSync(staged)) throw error; // else another process staged it first
+  }
+  return staged;
 }
 
 /**
@@ -93,27 +153,18 @@ export function runnableAs(user: string, script: string): string {
   if (process.getuid?.() !== 0 || readableBy(user, script)) return script;
   const root = workspaceRoot(script);
   const stamp = Math.floor(statSync(script).mtimeMs).toString(36);
-  const staged = join(tmpdir(), `kanri-staged-${stamp}`);
-  const stagedScript = join(staged, relative(root, script));
-  if (existsSync(stagedScript)) return stagedScript;
-  const temp = `${staged}.${process.pid}`;
-  rmSync(temp, { recursive: true, force: true });
-  mkdirSync(temp, { recursive: true, mode: 0o755 });
-  pruneStale(staged);
-  linkOrCopy(join(root, 'node_modules'), join(temp, 'node_modules'));
-  copyBuilt(root, temp);
-  if (existsSync(join(root, 'packages'))) {
-    for (const pkg of readdirSync(join(root, 'packages'))) {
-      copyBuilt(join(root, 'packages', pkg), join(temp, 'packages', pkg));
+  const staged = stageOnce(stageRoot(), `staged-${stamp}`, (temp) => {
+    linkOrCopy(join(root, 'node_modules'), join(temp, 'node_modules'));
+    copyBuilt(root, temp);
+    if (existsSync(join(root, 'packages'))) {
+      for (const pkg of readdirSync(join(root, 'packages'))) {
+        copyBuilt(join(root, 'packages', pkg), join(temp, 'packages', pkg));
+      }
     }
-  }
-  if (existsSync(join(root, 'examples'))) copyBuilt(join(root, 'examples'), join(temp, 'examples'));
-  spawnSync('chmod', ['-R', 'a+rX', temp]);
-  try {
-    renameSync(temp, staged);
-  } catch {
-    rmSync(temp, { recursive: true, force: true }); // another process staged it first
-  }
+    if (existsSync(join(root, 'examples'))) copyBuilt(join(root, 'examples'), join(temp, 'examples'));
+    spawnSync('chmod', ['-R', 'a+rX', temp]);
+  });
+  const stagedScript = join(staged, relative(root, script));
   if (!existsSync(stagedScript)) throw new Error(`${script} is not part of the built workspace ${root}`);
   return stagedScript;
 }
@@ -130,40 +181,27 @@ export function runnableAs(user: string, script: string): string {
  * // archive_command = '${pgbackrest} --stanza=db archive-push %p'
  * ```
  */
-export function runnableFileAs(user: string, file: string): string {
+export function runnableFileAs(user: string, file: string, options: { readonly stageBase?: string } = {}): string {
   if (process.getuid?.() !== 0 || accessibleBy(user, file, 5)) return file;
   const { mtimeMs, size, mode } = statSync(file);
   const name = basename(file);
-  const staged = join(tmpdir(), `kanri-file-${name}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}`);
-  const stagedFile = join(staged, name);
-  if (existsSync(stagedFile)) return stagedFile;
-  const temp = `${staged}.${process.pid}`;
-  rmSync(temp, { recursive: true, force: true });
-  mkdirSync(temp, { mode: 0o755 });
-  chmodSync(temp, 0o755); // mkdir's mode is masked by the umask
-  pruneStale(staged, 'kanri-file-');
-  const target = join(temp, name);
-  // A hard link needs no space and bypasses the private parent directory, but shares the mode: it
-  // only serves when everyone may already read and execute the file itself.
-  let linked = false;
-  if ((mode & 0o005) === 0o005) {
-    try {
-      linkSync(file, target);
-      linked = true;
-    } catch {
-      // Another filesystem, or hard links refused: copy instead.
+  const stage = `file-${name}-${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}`;
+  const staged = stageOnce(stageRoot(options.stageBase), stage, (temp) => {
+    const target = join(temp, name);
+    // A hard link needs no space and bypasses the private parent directory, but shares the mode:
+    // it only serves when everyone may already read and execute the file itself.
+    if ((mode & 0o005) === 0o005) {
+      try {
+        linkSync(file, target);
+        return;
+      } catch {
+        // Another filesystem, or hard links refused: copy instead.
+      }
     }
-  }
-  if (!linked) {
     copyFileSync(file, target);
     chmodSync(target, 0o755);
-  }
-  try {
-    renameSync(temp, staged);
-  } catch {
-    rmSync(temp, { recursive: true, force: true }); // another process staged it first
-  }
-  return stagedFile;
+  });
+  return join(staged, name);
 }
 
 /**
@@ -180,21 +218,12 @@ export function runnableFileAs(user: string, file: string): string {
 export function runnableDirAs(user: string, dir: string): string {
   if (process.getuid?.() !== 0 || accessibleBy(user, join(dir, '.'), 5)) return dir;
   const install = dirname(dir);
-  const staged = join(
-    tmpdir(),
-    `kanri-tree-${basename(install)}-${Math.floor(statSync(install).mtimeMs).toString(36)}`,
+  const stage = `tree-${basename(install)}-${Math.floor(statSync(install).mtimeMs).toString(36)}`;
+  return join(
+    stageOnce(stageRoot(), stage, (temp) => {
+      linkOrCopy(install, temp);
+      spawnSync('chmod', ['-R', 'a+rX', temp]);
+    }),
+    basename(dir),
   );
-  const stagedDir = join(staged, basename(dir));
-  if (existsSync(stagedDir)) return stagedDir;
-  const temp = `${staged}.${process.pid}`;
-  rmSync(temp, { recursive: true, force: true });
-  pruneStale(staged, 'kanri-tree-');
-  linkOrCopy(install, temp);
-  spawnSync('chmod', ['-R', 'a+rX', temp]);
-  try {
-    renameSync(temp, staged);
-  } catch {
-    rmSync(temp, { recursive: true, force: true }); // another process staged it first
-  }
-  return stagedDir;
 }

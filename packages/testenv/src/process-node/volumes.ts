@@ -22,6 +22,7 @@ import type {
 import { type Api, encode } from './api.js';
 import { type EnvContext, fieldRefValue, objectData, resourceFieldValue } from './env.js';
 import type { RunAs } from './users.js';
+import { planVolumeAccess } from './volume-access.js';
 
 /** A volume could not be prepared yet (a missing Secret, an unbound claim); the Pod keeps waiting. */
 export class VolumeNotReady extends Error {}
@@ -47,8 +48,8 @@ export interface VolumeContext {
   /** The Pod's own directory; emptyDir and file volumes live under it. */
   readonly podDir: string;
   readonly env: EnvContext;
-  /** Who should own a volume: the first container that mounts it. */
-  readonly ownerOf: (volume: string) => RunAs | undefined;
+  /** Who runs the containers that mount a volume, in the Pod's order (init containers first). */
+  readonly usersOf: (volume: string) => readonly RunAs[];
   /** Writes a service-account token for the Pod to `file`. */
   readonly writeToken: (file: ServiceAccountTokenFile) => Promise<void>;
 }
@@ -64,19 +65,41 @@ export function containerMounts(container: Container, dirs: ReadonlyMap<string, 
   return mounts;
 }
 
-async function own(path: string, owner: RunAs | undefined, fsGroup: number | undefined): Promise<void> {
-  if (!owner?.switch) return;
-  await chown(path, owner.uid, fsGroup ?? owner.gid);
-  if (fsGroup !== undefined) await chmod(path, 0o2775);
+/**
+ * Gives a volume's directory to the Pod's users (`planVolumeAccess`): the containers' user alone,
+ * or their fsGroup. Where the Pod names no user that serves them all, the first container's user
+ * owns it with `fallbackMode`, as before such a plan. Without root every container runs as
+ * testenv's own user, which then owns it alone.
+ */
+async function own(
+  path: string,
+  users: readonly RunAs[],
+  fsGroup: number | undefined,
+  fallbackMode: number,
+): Promise<void> {
+  if (!users.some((u) => u.switch)) {
+    await chmod(path, 0o700);
+    return;
+  }
+  const access = planVolumeAccess(users, fsGroup);
+  const owner = users[0];
+  if (!access) {
+    if (owner) await chown(path, owner.uid, owner.gid);
+    await chmod(path, fallbackMode);
+    return;
+  }
+  await chown(path, access.uid, access.gid);
+  await chmod(path, access.mode);
 }
 
 /** Writes `files` (relative path → content) into a fresh directory that replaces `dir` at once. */
 async function writeFiles(
   dir: string,
   files: readonly { path: string; content: string | Buffer; mode: number }[],
-  owner: RunAs | undefined,
+  users: readonly RunAs[],
   fsGroup: number | undefined,
 ): Promise<void> {
+  const owner = users[0];
   const staging = `${dir}.staging-${process.pid}-${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true, mode: 0o755 });
@@ -87,7 +110,8 @@ async function writeFiles(
     await chmod(target, file.mode);
     if (owner?.switch) await chown(target, owner.uid, fsGroup ?? owner.gid);
   }
-  await own(staging, owner, fsGroup);
+  // The files' own modes (defaultMode, items' mode) say who may read them; the directory only admits.
+  await own(staging, users, fsGroup, 0o755);
   await rm(dir, { recursive: true, force: true });
   await rename(staging, dir);
 }
@@ -185,18 +209,20 @@ async function prepareVolume(
 ): Promise<string> {
   const { api, pod, podDir } = context;
   const namespace = pod.metadata?.namespace ?? 'default';
-  const owner = context.ownerOf(volume.name);
+  const users = context.usersOf(volume.name);
+  const owner = users[0];
   const fsGroup = pod.spec?.securityContext?.fsGroup;
   const dir = join(podDir, 'volumes', volume.name);
   if (volume.emptyDir) {
+    // Not the mode: a recursive mkdir gives it to the Pod's `volumes` directory too, which the
+    // containers' users must pass through.
     await mkdir(dir, { recursive: true });
-    await chmod(dir, 0o777);
-    await own(dir, owner, fsGroup);
+    await own(dir, users, fsGroup, 0o777);
     return dir;
   }
   if (volume.persistentVolumeClaim) {
     const path = await claimPath(api, namespace, volume.persistentVolumeClaim.claimName);
-    await own(path, owner, fsGroup);
+    await own(path, users, fsGroup, 0o755);
     return path;
   }
   if (volume.hostPath) {
@@ -216,14 +242,14 @@ async function prepareVolume(
       `${kind} "${name}"`,
       source?.optional === true,
     );
-    await writeFiles(dir, files, owner, fsGroup);
+    await writeFiles(dir, files, users, fsGroup);
     return dir;
   }
   if (volume.downwardAPI) {
     await writeFiles(
       dir,
       downwardFiles(pod, volume.downwardAPI.items ?? [], volume.downwardAPI.defaultMode ?? 0o644, context.env),
-      owner,
+      users,
       fsGroup,
     );
     return dir;
@@ -260,7 +286,7 @@ async function prepareVolume(
         );
       }
     }
-    await writeFiles(dir, files, owner, fsGroup);
+    await writeFiles(dir, files, users, fsGroup);
     for (const [i, token] of pendingTokens.entries()) {
       const file = { ...token, path: join(dir, tokenPaths[i] ?? 'token') };
       await context.writeToken(file);

@@ -1,7 +1,7 @@
 /**
- * One real node: containerd, the kubelet and kube-proxy in the node's own namespaces and cgroup
- * (node-namespace.ts), with the images testenv built imported into containerd before the kubelet
- * registers the Node, since no registry can be pulled from.
+ * One real node: containerd, the kubelet, kube-proxy and the NetworkPolicy enforcer in the node's
+ * own namespaces and cgroup (node-namespace.ts), with the images testenv built imported into
+ * containerd before the kubelet registers the Node, since no registry can be pulled from.
  */
 import { execFile } from 'node:child_process';
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import { ComponentStartError } from '../errors.js';
 import { type ManagedProcess, startProcess } from '../managed-process.js';
 import { ip } from './ip-command.js';
 import type { NetworkPlan, NodeAddressing } from './network-plan.js';
+import { enforcerArgs } from './network-policy-enforcer.js';
 import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig } from './node-config.js';
 import {
   containerPids,
@@ -32,6 +33,8 @@ export interface NodePrograms {
   readonly ctr: string;
   readonly runc: string;
   readonly cniBinDir: string;
+  /** The NetworkPolicy enforcer (`kube-router-netpol`); without it no NetworkPolicy is enforced. */
+  readonly networkPolicy?: string;
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -48,6 +51,8 @@ export interface RealNodeInput {
   readonly imageArchives: readonly string[];
   readonly kubeletKubeconfig: string;
   readonly kubeProxyKubeconfig: string;
+  /** The NetworkPolicy enforcer's kubeconfig, when `tools.networkPolicy` runs. */
+  readonly networkPolicyKubeconfig?: string;
   readonly clientCaFile: string;
   readonly proxyMode: 'iptables' | 'nftables';
 }
@@ -175,6 +180,17 @@ export class RealNode {
     ];
     this.#daemon('kubelet', tools.kubelet, this.#kubeletArgs);
     this.#daemon('kube-proxy', tools.kubeProxy, [`--config=${join(dir, 'kube-proxy.yaml')}`]);
+    if (tools.networkPolicy && this.input.networkPolicyKubeconfig) {
+      this.#daemon(
+        'network-policy',
+        tools.networkPolicy,
+        enforcerArgs({
+          kubeconfig: this.input.networkPolicyKubeconfig,
+          nodeName: node.name,
+          serviceCidr: this.input.network.serviceCidr,
+        }),
+      );
+    }
   }
 
   #log(name: string): string {

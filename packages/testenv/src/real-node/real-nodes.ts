@@ -7,7 +7,7 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ProgressListener } from '../binaries/build-progress.js';
-import { ensureNodeBinaries } from '../binaries/ensure-binaries.js';
+import { ensureNetworkPolicyEnforcer, ensureNodeBinaries } from '../binaries/ensure-binaries.js';
 import { ensureNodeTools } from '../binaries/ensure-node-tools.js';
 import { UnsupportedError } from '../errors.js';
 import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from '../kubeconfig.js';
@@ -16,6 +16,7 @@ import { LocalProvisioner } from '../process-node/provisioner.js';
 import { ensureTestImages } from '../test-images/ensure-test-images.js';
 import { addNodeRoutes, claimHostNetwork, releaseHostNetwork, slotCgroupPrefix } from './host-network.js';
 import { type NetworkPlan, planNetwork } from './network-plan.js';
+import { buildEnforcerRbac, ENFORCER_USER } from './network-policy-enforcer.js';
 import { cgroupHierarchies, createCgroupRoot } from './node-namespace.js';
 import { waitForNodesReady } from './nodes-ready.js';
 import { type NodePrograms, RealNode } from './real-node.js';
@@ -23,9 +24,10 @@ import { type NodePrograms, RealNode } from './real-node.js';
 const exec = promisify(execFile);
 
 /**
- * Real nodes: each runs containerd, a kubelet and kube-proxy (all built or fetched by testenv)
- * in its own network and mount namespace, with its own Pod range on a bridge. Pods run real OCI
- * images through runc, probes go through the kubelet, and Services through kube-proxy.
+ * Real nodes: each runs containerd, a kubelet, kube-proxy and a NetworkPolicy enforcer (all built
+ * or fetched by testenv) in its own network and mount namespace, with its own Pod range on a
+ * bridge. Pods run real OCI images through runc, probes go through the kubelet, Services through
+ * kube-proxy, and NetworkPolicies are enforced by kube-router's netpol controller.
  *
  * Needs root on Linux (namespaces, cgroups, routes). No registry is reachable: every image a
  * Pod uses must be in `imageArchives` (OCI archives, imported at node start) and run with
@@ -40,6 +42,11 @@ export interface RealNodesOptions {
   readonly proxyMode?: 'iptables' | 'nftables';
   /** Name of the default StorageClass, whose claims get directories of the machine. Default `kanri-local`. */
   readonly storageClassName?: string;
+  /**
+   * Enforce NetworkPolicies, as a network plugin that supports them does: kube-router's
+   * NetworkPolicy controller runs on every node. Default true.
+   */
+  readonly networkPolicies?: boolean;
 }
 
 /** Why real nodes cannot run here, or undefined when they can. */
@@ -88,16 +95,17 @@ export interface RealNodeSet {
 
 /**
  * Checks the machine, fetches or builds what the nodes run (containerd and friends from Debian,
- * kubelet and kube-proxy from Go modules, the sandbox image), then claims the network
+ * kubelet, kube-proxy and the NetworkPolicy enforcer from Go modules, the sandbox image), then claims the network
  * (`prepareRealNodes`).
  */
 export async function planRealNodes(options: RealNodesOptions, onProgress?: ProgressListener): Promise<RealNodesPlan> {
   const reason = await realNodesUnsupportedReason();
   if (reason) throw new UnsupportedError(reason);
-  const [tools, binaries, images] = await Promise.all([
+  const [tools, binaries, images, enforcer] = await Promise.all([
     ensureNodeTools({ onProgress }),
     ensureNodeBinaries({ onProgress }),
     ensureTestImages({ onProgress }),
+    options.networkPolicies === false ? undefined : ensureNetworkPolicyEnforcer({ onProgress }),
   ]);
   const programs: NodePrograms = {
     kubelet: binaries.kubelet,
@@ -106,6 +114,7 @@ export async function planRealNodes(options: RealNodesOptions, onProgress?: Prog
     ctr: join(tools.binDir, 'ctr'),
     runc: join(tools.binDir, 'runc'),
     cniBinDir: tools.cniBinDir,
+    ...(enforcer ? { networkPolicy: enforcer } : {}),
     env: { ...tools.env },
   };
   return prepareRealNodes(options, programs, images.pause.archive);
@@ -160,7 +169,7 @@ async function startNodes(
     storageClassName: options.storageClassName ?? 'kanri-local',
     volumesDir: join(context.dataDir, 'volumes'),
     log: (message) => void appendFile(join(context.logsDir, 'provisioner.log'), `${message}\n`).catch(() => {}),
-    volumeDirMode: 0o777,
+    waitForConsumer: true,
   });
   const stop = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
@@ -184,6 +193,11 @@ async function startNodes(
       );
       return path;
     };
+    if (tools.networkPolicy) {
+      const [role, binding] = buildEnforcerRbac();
+      await api.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', role);
+      await api.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding);
+    }
     for (const node of network.nodes) {
       const dir = join(context.dataDir, 'real-nodes', node.name);
       await mkdir(dir, { recursive: true });
@@ -200,6 +214,9 @@ async function startNodes(
         imageArchives,
         kubeletKubeconfig: await kubeconfigFor(dir, 'kubelet', `system:node:${node.name}`, ['system:nodes']),
         kubeProxyKubeconfig: await kubeconfigFor(dir, 'kube-proxy', 'system:kube-proxy', []),
+        ...(tools.networkPolicy
+          ? { networkPolicyKubeconfig: await kubeconfigFor(dir, 'network-policy', ENFORCER_USER, []) }
+          : {}),
         clientCaFile: context.caFile,
         proxyMode: options.proxyMode ?? 'iptables',
       });
