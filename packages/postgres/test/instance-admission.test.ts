@@ -16,8 +16,11 @@ import type { Pod } from 'kubernetes-types/core/v1.js';
 import { parse, stringify } from 'yaml';
 import {
   ANNOTATION,
+  ANNOTATION_PGBACKREST_CERTIFICATE,
+  ANNOTATION_PGBACKREST_KEY,
   ANNOTATION_PGBACKREST_SERVER,
   buildInstanceRoleRules,
+  CLONE_GRANT_PREFIX,
   instanceAdmissionPolicies,
   LABEL,
   names,
@@ -142,6 +145,30 @@ describe('an instance identity’s writes', () => {
           .create({ metadata: { name: names.leaderLease('db'), namespace: NS } }),
       ),
       'allowed',
+    );
+  });
+
+  it('may publish its own pgBackRest key, never a certificate the operator issues, nor a clone grant (issue 37, finding 4)', async () => {
+    const key = '-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n';
+    assert.equal(
+      await attempt(() => patch('db-i-0', { metadata: { annotations: { [ANNOTATION_PGBACKREST_KEY]: key } } })),
+      'allowed',
+    );
+    for (const annotation of [ANNOTATION_PGBACKREST_CERTIFICATE, ANNOTATION.peerCertificate])
+      assert.match(
+        await attempt(() => patch('db-i-0', { metadata: { annotations: { [annotation]: 'forged' } } })),
+        /^403: .*may change no annotation of its Pod but/,
+        annotation,
+      );
+    // A grant lives on a repo host's Pod, which is never the instance's own.
+    const grant = { [`${CLONE_GRANT_PREFIX}db-i-0`]: JSON.stringify({ cluster: 'db', certificate: 'forged' }) };
+    assert.match(
+      await attempt(() => patch('db-i-1', { metadata: { annotations: grant } })),
+      /^403: .*only move the role label of another Pod/,
+    );
+    assert.equal(
+      (await pods().get('db-i-0', { namespace: NS })).metadata?.annotations?.[ANNOTATION_PGBACKREST_KEY],
+      key,
     );
   });
 

@@ -20,6 +20,7 @@ import {
   ANNOTATION_PGBACKREST_CERTIFICATE,
   ANNOTATION_PGBACKREST_KEY,
   ANNOTATION_PGBACKREST_SERVER,
+  CLONE_GRANT_PREFIX,
   KIND,
   LABEL,
   names,
@@ -163,13 +164,23 @@ describe('the repo host of a cluster with a volume repo', { timeout: 10 * 60_000
         /^403: /,
         'another Pod',
       );
-      assert.match(
-        await patch(REPO_HOST, { metadata: { annotations: { [ANNOTATION_PGBACKREST_CERTIFICATE]: 'forged' } } }),
-        /^403: .*may change no annotation of its Pod but/,
-      );
-      const server = (await get<Pod>('Pod', REPO_HOST))?.metadata?.annotations?.[ANNOTATION_PGBACKREST_SERVER];
+      // The certificate the operator issues, and a clone's read grant (which its cluster writes).
+      for (const annotation of [ANNOTATION_PGBACKREST_CERTIFICATE, `${CLONE_GRANT_PREFIX}${INSTANCE}`])
+        assert.match(
+          await patch(REPO_HOST, { metadata: { annotations: { [annotation]: 'forged' } } }),
+          /^403: .*may change no annotation of its Pod but/,
+          annotation,
+        );
+      const published = (await get<Pod>('Pod', REPO_HOST))?.metadata?.annotations ?? {};
       assert.equal(
-        await patch(REPO_HOST, { metadata: { annotations: { [ANNOTATION_PGBACKREST_SERVER]: server ?? '{}' } } }),
+        await patch(REPO_HOST, {
+          metadata: {
+            annotations: {
+              [ANNOTATION_PGBACKREST_SERVER]: published[ANNOTATION_PGBACKREST_SERVER] ?? '{}',
+              [ANNOTATION_PGBACKREST_KEY]: published[ANNOTATION_PGBACKREST_KEY] ?? null,
+            },
+          },
+        }),
         'allowed',
         'what its agent writes',
       );
