@@ -3,8 +3,8 @@
  * enforcer (kube-router's NetworkPolicy controller) turns them into iptables rules in each node.
  * A Pod that is no member of the cluster (unlabelled beside it, or labelled as a member in another
  * namespace) reaches PostgreSQL but not the agents' ports or pgBackRest's; the members reach each
- * other there; and a clone from the cluster's volume repo restores through the source's repo host,
- * by the clone's own policy, which goes once it has restored. Also: the claims' directories are
+ * other there; the repo host's clone port is closed to all; and a clone from the cluster's volume
+ * repo restores through that port, by the clone's own policy, which goes once it has restored. Also: the claims' directories are
  * their Pod's user's (fsGroup), never world-writable.
  */
 import assert from 'node:assert/strict';
@@ -15,7 +15,14 @@ import { promisify } from 'node:util';
 import { postgresImageBuildArgs, realNodesUnsupportedReason, waitFor } from '@kanri/testenv';
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
 import type { NetworkPolicy } from 'kubernetes-types/networking/v1.js';
-import { BACKUP_ANNOTATION, LABEL, names, PGBACKREST_SERVER_PORT, PORT } from '../src/contract/index.js';
+import {
+  BACKUP_ANNOTATION,
+  LABEL,
+  names,
+  PGBACKREST_CLONE_PORT,
+  PGBACKREST_SERVER_PORT,
+  PORT,
+} from '../src/contract/index.js';
 import { clusterManifest, clusters, IMAGE, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
 import { backupsOf, markers, sqlOn, switchWal } from './support/backup-fixtures.js';
 import { instancePods } from './support/cluster-observers.js';
@@ -142,7 +149,9 @@ describe('NetworkPolicies enforced on real nodes', { skip: unsupported, timeout:
         'open',
         `${pod}: PostgreSQL is for clients`,
       );
-      for (const [host, port] of closed) {
+      // The clone port too, which only a restoring clone's own policy opens (it listens: the
+      // clone test below restores through it).
+      for (const [host, port] of [...closed, [repoHost, PGBACKREST_CLONE_PORT] as const]) {
         const got = await connect(pod, namespace, host, port);
         assert.notEqual(got, 'open', `${namespace}/${pod} reached ${host}:${port}`);
       }
@@ -169,7 +178,7 @@ describe('NetworkPolicies enforced on real nodes', { skip: unsupported, timeout:
     }
   });
 
-  it("clones from the volume repo through the source's repo host, by a policy that goes once restored", async () => {
+  it("clones from the volume repo through the source's clone port, by a policy that goes once restored", async () => {
     await sqlOn(env, SOURCE, 'CREATE TABLE markers (n int PRIMARY KEY)');
     await sqlOn(env, SOURCE, 'INSERT INTO markers VALUES (1), (2), (3)');
     await clusters(env.client).patch(
@@ -218,7 +227,7 @@ describe('NetworkPolicies enforced on real nodes', { skip: unsupported, timeout:
       120_000,
       500,
     );
-    assert.deepEqual(grant.spec?.ingress?.[0]?.ports, [{ protocol: 'TCP', port: PGBACKREST_SERVER_PORT }]);
+    assert.deepEqual(grant.spec?.ingress?.[0]?.ports, [{ protocol: 'TCP', port: PGBACKREST_CLONE_PORT }]);
     await waitReady(env.client, COPY, 1, 900_000);
     assert.deepEqual(await markers(env, COPY), [1, 2, 3, 4], 'restored from the backup and the archive behind it');
 
@@ -238,7 +247,7 @@ describe('NetworkPolicies enforced on real nodes', { skip: unsupported, timeout:
     await waitFor(
       "the clone's Pod no longer reaches the source's repo host",
       async () =>
-        (await connect(copyPod?.metadata?.name ?? '', 'default', repoHost, PGBACKREST_SERVER_PORT, 'postgres')) !==
+        (await connect(copyPod?.metadata?.name ?? '', 'default', repoHost, PGBACKREST_CLONE_PORT, 'postgres')) !==
         'open'
           ? true
           : undefined,
