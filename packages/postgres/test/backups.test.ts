@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type S3Server, waitFor } from '@kanri/testenv';
 import type pg from 'pg';
-import { API_VERSION, BACKUP_KIND, names, REPO_READERS_ANNOTATION } from '../src/contract/index.js';
+import { ANNOTATION, API_VERSION, BACKUP_KIND, names, REPO_READERS_ANNOTATION } from '../src/contract/index.js';
 import {
   clusterManifest,
   clusters,
@@ -229,7 +229,8 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     await env.client.resource('v1', 'Secret').create({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: CREDS_SECRET, namespace: TEAM },
+      // Consented to the clone (finding 11), so only the repo path stands in its way.
+      metadata: { name: CREDS_SECRET, namespace: TEAM, annotations: { [ANNOTATION.allowedClusters]: clone } },
       data: (creds as { data: Record<string, string> }).data,
     });
     const path = await repoPathOf(env, SOURCE);
