@@ -8,16 +8,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '@kanri/client';
 import { createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
-import { waitFor } from '@kanri/testenv';
+import { type S3Server, waitFor } from '@kanri/testenv';
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { ANNOTATION, LABEL, names, POSTGRES_TLS_KEY, postgresServerDnsNames } from '../src/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
-import { backupsSpec, CREDS_SECRET, prepareS3 } from './support/backup-fixtures.js';
+import { backupsSpec, CREDS_SECRET, prepareS3, s3Global, s3Repo } from './support/backup-fixtures.js';
 
 const NAME = 'hippo';
 
 describe('Secrets a cluster may use', { timeout: 15 * 60_000 }, () => {
   let env: PostgresEnv;
+  let s3: S3Server;
   const secrets = () => env.client.resource<Secret & KubeObject>('v1', 'Secret');
   const refusedCondition = async () =>
     (await clusters(env.client).get(NAME, { namespace: 'default' })).status?.conditions?.find(
@@ -43,6 +44,8 @@ describe('Secrets a cluster may use', { timeout: 15 * 60_000 }, () => {
 
   before(async () => {
     env = await startPostgresEnv({ processNodes: 1, s3: true });
+    // Once: the bucket and the shared credentials Secret serve both tests.
+    s3 = await prepareS3(env);
     await env.startOperator();
   });
   after(async () => {
@@ -51,7 +54,6 @@ describe('Secrets a cluster may use', { timeout: 15 * 60_000 }, () => {
   });
 
   it('refuses, says how to opt in, mounts and serves nothing of a Secret that does not allow the cluster; uses it once annotated', async () => {
-    const s3 = await prepareS3(env);
     // Another team's Secrets: the creator of the cluster may not read them.
     await secrets().create({
       metadata: { name: 'payments-keys', namespace: 'default' },
@@ -108,5 +110,54 @@ describe('Secrets a cluster may use', { timeout: 15 * 60_000 }, () => {
       1_000,
     );
     await waitReady(env.client, NAME, 1, 240_000);
+  });
+
+  it("holds a clone's first Pod, saying why, until the Secret its data source names allows it", async () => {
+    const creds = await secrets().get(CREDS_SECRET, { namespace: 'default' });
+    await secrets().create({
+      metadata: { name: 'borrowed-creds', namespace: 'default' },
+      data: creds.data,
+    } as Secret & KubeObject);
+    const COPY = 'copy';
+    await clusters(env.client).create(
+      clusterManifest(COPY, 1, {
+        dataSource: {
+          pgbackrest: {
+            stanza: 'db',
+            configuration: [{ secret: { name: 'borrowed-creds' } }],
+            global: s3Global(s3),
+            repo: s3Repo(s3),
+          },
+        },
+      } as never),
+    );
+    const why = await waitFor(
+      'the DataSourceNotReady Event',
+      async () =>
+        (
+          await env.client
+            .resource<KubeObject & { reason?: string; message?: string }>('v1', 'Event')
+            .list({ namespace: 'default' })
+        ).items.find((e) => e.reason === 'DataSourceNotReady' && e.message?.includes('borrowed-creds')),
+      60_000,
+      500,
+    );
+    assert.match(
+      why.message ?? '',
+      /^spec\.dataSource\.pgbackrest\.configuration\[0\]\.secret: Secret borrowed-creds does not allow PostgresCluster copy/,
+    );
+    const copyPods = async () =>
+      (
+        await env.client
+          .resource<Pod>('v1', 'Pod')
+          .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=${COPY}` })
+      ).items;
+    assert.equal((await copyPods()).length, 0, 'no Pod restores without the credentials');
+    await secrets().patch(
+      'borrowed-creds',
+      { metadata: { annotations: { [ANNOTATION.allowedClusters]: COPY } } },
+      { namespace: 'default', type: 'merge' },
+    );
+    await waitFor("the clone's first Pod", async () => ((await copyPods()).length > 0 ? true : undefined), 60_000, 500);
   });
 });

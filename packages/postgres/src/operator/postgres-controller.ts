@@ -45,7 +45,7 @@ import { reconcileRepoHost } from './repo-host-actions.js';
 import { reconcileRestore } from './restore-actions.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
 import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.js';
-import { consentedProjections } from './secret-consent.js';
+import { consentedProjections, dataSourceRefusal } from './secret-consent.js';
 import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
@@ -137,6 +137,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
 
     const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx) : {};
+    // A clone restores with the Secrets its data source names: not before each lets it (finding 11).
+    const dataSourceProblem = clone.problem ?? dataSourceRefusal(consent.refused);
     // Where each repo keeps its stanza, recorded in status for the agents (issue 37, finding 12).
     const repoPaths = resolveRepoPaths(cluster, ctx);
     const configMissing = initialised && (await isMissing(ctx, 'ConfigMap', names.config(clusterName), namespace));
@@ -168,9 +170,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     }
     // After the RBAC: a Pod naming a ServiceAccount that does not exist yet is refused.
     await reconcileRepoHost(cluster, ctx, pods, claims);
-    if (!initialised && clone.problem) {
-      ctx.log.warn({ problem: clone.problem }, 'cannot clone yet');
-      await ctx.event('Warning', 'DataSourceNotReady', clone.problem);
+    if (!initialised && dataSourceProblem) {
+      ctx.log.warn({ problem: dataSourceProblem }, 'cannot clone yet');
+      await ctx.event('Warning', 'DataSourceNotReady', dataSourceProblem);
     }
 
     for (const victim of plan.remove) {
@@ -215,7 +217,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
         );
         const first = plan.initdb === instance.name;
         // The first instance of a clone waits for its source; the others wait to clone it anyway.
-        if (first && clone.problem) continue;
+        if (first && dataSourceProblem) continue;
         const pod = withTemplateHash(
           instancePod({
             cluster,

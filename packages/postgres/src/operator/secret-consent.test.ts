@@ -6,6 +6,7 @@ import { repoHostPod } from './builders/repo-host.js';
 import {
   ALLOWED_CLUSTERS_ANNOTATION,
   consentedProjections,
+  dataSourceRefusal,
   planSecretConsent,
   secretConsentProblem,
   secretReferences,
@@ -123,5 +124,19 @@ describe('which Secrets a cluster may use', () => {
     assert.deepEqual(consentedProjections([{ secret: { name: 'stolen' } }, { configMap: { name: 'c' } }], allowed), [
       { configMap: { name: 'c' } },
     ]);
+  });
+
+  it("holds a clone's restore for a refused Secret of its data source, not for one of its own backups", () => {
+    const refused = (field: string) => ({ field, secret: 's3', why: 'Secret s3 does not allow PostgresCluster hippo' });
+    assert.equal(
+      dataSourceRefusal([
+        refused('spec.backups.pgbackrest.configuration'),
+        refused('spec.dataSource.pgbackrest.configuration'),
+      ]),
+      'spec.dataSource.pgbackrest.configuration: Secret s3 does not allow PostgresCluster hippo',
+    );
+    assert.match(dataSourceRefusal([refused('spec.dataSource.postgresCluster (…)')]) ?? '', /^spec\.dataSource/);
+    assert.equal(dataSourceRefusal([refused('spec.backups.pgbackrest.configuration')]), undefined);
+    assert.equal(dataSourceRefusal([]), undefined);
   });
 });

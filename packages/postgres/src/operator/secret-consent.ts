@@ -59,6 +59,22 @@ export function secretReferences(cluster: PostgresCluster, cloneSource?: Postgre
 }
 
 /**
+ * Why a clone may not restore yet for want of a Secret its data source names (refused or
+ * missing), or undefined: its first Pod would otherwise start without the repo's credentials and
+ * fail with pgBackRest's "requires option" instead of the reason.
+ *
+ * @example
+ * ```ts
+ * dataSourceRefusal([{ field: 'spec.dataSource.pgbackrest.configuration', secret: 's3', why: 'Secret s3 does not allow …' }]);
+ * // 'spec.dataSource.pgbackrest.configuration: Secret s3 does not allow …'
+ * ```
+ */
+export function dataSourceRefusal(refused: readonly RefusedSecret[]): string | undefined {
+  const first = refused.find((r) => r.field.startsWith('spec.dataSource'));
+  return first && `${first.field}: ${first.why}`;
+}
+
+/**
  * Why `cluster` may not use `secret` (named `name`), or undefined when it may.
  *
  * @example
