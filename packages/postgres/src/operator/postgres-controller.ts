@@ -18,10 +18,11 @@ import {
   setCondition,
 } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
+import type { PostgresBackup } from '../api/postgres-backup.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
 import { admissionCondition, admissionPolicyProblem, refuseWithoutPolicies } from './admission/policy-gate.js';
-import { type BackupRecord, planBackups } from './backups/backup-plan.js';
+import { planBackups } from './backups/backup-plan.js';
 import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
 import { hasSharedPgbackrestTls } from './backups/tls-certificates.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
@@ -324,10 +325,10 @@ async function reconcileBackups(
   // Users may create PostgresBackups themselves (naming the cluster in spec.cluster): the label
   // lets the primary's agent, which selects by it, see them too.
   const records = ctx
-    .list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
+    .list<PostgresBackup>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
     .filter((r) => r.spec?.cluster === cluster.metadata?.name);
   for (const r of records) {
-    if (r.metadata.labels?.[LABEL.cluster] !== cluster.metadata?.name)
+    if (r.metadata?.labels?.[LABEL.cluster] !== cluster.metadata?.name)
       await ctx.applyMetadata(r, { labels: { [LABEL.cluster]: cluster.metadata?.name ?? '' } });
   }
   const primaryPod = pods.find((p) => p.metadata?.name === status.primary);
@@ -338,12 +339,12 @@ async function reconcileBackups(
     now: new Date(),
   });
   for (const record of plan.create) {
-    ctx.log.info({ backup: record.metadata.name, trigger: record.spec.trigger }, 'creating PostgresBackup');
-    if (await ctx.create(record as BackupRecord & KubeObject))
+    ctx.log.info({ backup: record.metadata?.name, trigger: record.spec.trigger }, 'creating PostgresBackup');
+    if (await ctx.create(record))
       await ctx.event(
         'Normal',
         'BackupRequested',
-        `${record.spec.type} backup ${record.metadata.name} to ${record.spec.repoName} (${record.spec.trigger})`,
+        `${record.spec.type} backup ${record.metadata?.name} to ${record.spec.repoName} (${record.spec.trigger})`,
       );
   }
   if (plan.refused) await ctx.event('Warning', 'BackupRefused', plan.refused);
