@@ -3,12 +3,11 @@
  * so manifests users already have apply with only the apiVersion changed. Bad input is refused at
  * admission by the schema and CEL rules, with messages naming the field.
  */
-import { defineResource } from '@kanri/api';
+import { conditionSchema, defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
 import { archiveStatus, pgbackrestStatus } from './backup-status.js';
 import { backups, dataSource } from './backups.js';
-import { condition } from './condition.js';
 import { majorUpgradeStatus } from './major-upgrade-status.js';
 import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
@@ -279,7 +278,7 @@ export const postgresClusterSpec = z
 
 export const postgresClusterStatus = z.object({
   observedGeneration: z.number().int().optional(),
-  conditions: z.array(condition).optional(),
+  conditions: z.array(conditionSchema).optional(),
   primary: z.string().optional().describe('Pod name of the current primary.'),
   lastPrimary: z
     .string()

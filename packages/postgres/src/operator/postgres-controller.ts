@@ -9,14 +9,7 @@
  * claims, and later drops, fields of a spec it cannot change anyway).
  */
 import { ignoreNotFound } from '@kanri/client';
-import {
-  type Condition,
-  controller,
-  generationChanged,
-  type KubeObject,
-  type ReconcileContext,
-  setCondition,
-} from '@kanri/runtime';
+import { controller, generationChanged, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresBackup } from '../api/postgres-backup.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
@@ -283,9 +276,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
     status.conditions = setCondition(
-      (status.conditions ?? []) as Condition[],
+      status.conditions ?? [],
       admissionCondition(undefined, cluster.metadata?.generation),
-    ) as PostgresClusterStatus['conditions'];
+    );
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     recordRepoPaths(cluster, status, repoPaths, !initialised && clone.grantMissing ? clone.problem : undefined);
@@ -359,12 +352,10 @@ async function reconcileBackups(
     await ctx.event('Warning', 'BackupFailed', `backup ${name} failed: ${message}`);
   }
   Object.assign(status, plan.status);
-  const conditions = (status.conditions ?? []) as Condition[];
-  status.conditions = (
-    plan.condition
-      ? setCondition(conditions, { ...plan.condition, observedGeneration: cluster.metadata?.generation })
-      : conditions.filter((c) => c.type !== 'WALArchiving')
-  ) as PostgresClusterStatus['conditions'];
+  const conditions = status.conditions ?? [];
+  status.conditions = plan.condition
+    ? setCondition(conditions, { ...plan.condition, observedGeneration: cluster.metadata?.generation })
+    : conditions.filter((c) => c.type !== 'WALArchiving');
   return plan.requeueAfterMs;
 }
 
@@ -422,11 +413,11 @@ async function rollout(
   status.rollout = { phase, ...(current ? { current } : {}), updated, desired, message };
   const halted = phase === 'Halted';
   if (halted && cluster.status?.rollout?.phase !== 'Halted') await ctx.event('Warning', 'RolloutHalted', message);
-  status.conditions = setCondition((status.conditions ?? []) as Condition[], {
+  status.conditions = setCondition(status.conditions ?? [], {
     type: 'RolloutHalted',
     status: halted ? 'True' : 'False',
     reason: halted ? (reason ?? 'Halted') : 'AsExpected',
     message: halted ? message : `${updated}/${desired} instances up to date`,
     observedGeneration: cluster.metadata?.generation,
-  }) as PostgresClusterStatus['conditions'];
+  });
 }
