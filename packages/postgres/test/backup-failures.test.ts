@@ -23,8 +23,7 @@ import {
   prepareS3,
   repoPathOf,
   repoPrefix,
-  s3Global,
-  s3Repo,
+  s3DataSource,
   waitArchived as waitArchivedIn,
 } from './support/backup-fixtures.js';
 import { archivedSegments, repoObjects, segmentGaps } from './support/backup-repo.js';
@@ -318,14 +317,7 @@ describe('backups under failure: S3 outage, corrupted backup, total loss', { tim
     const reborn = 'ledger-reborn';
     await clusters(env.client).create(
       clusterManifest(reborn, 1, {
-        dataSource: {
-          pgbackrest: {
-            stanza: 'db',
-            configuration: [{ secret: { name: CREDS_SECRET } }],
-            global: { ...s3Global(s3), 'repo1-path': repoPath },
-            repo: s3Repo(s3),
-          },
-        },
+        dataSource: s3DataSource(s3, CREDS_SECRET, { 'repo1-path': repoPath }),
       } as never),
     );
     try {

@@ -18,11 +18,18 @@ import { type S3Server, waitFor } from '@kanri/testenv';
 import { API_VERSION, BACKUP_ANNOTATION, BACKUP_KIND } from '../src/contract/index.js';
 import { PostgresBackupResource, PostgresClusterResource } from '../src/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
-import { type BackupObject, BUCKET, backupStatus, backupsSpec, prepareS3, sqlOn } from './support/backup-fixtures.js';
+import {
+  type BackupObject,
+  BUCKET,
+  backupStatus,
+  backupsSpec,
+  prepareS3,
+  repoPathOf,
+  sqlOn,
+} from './support/backup-fixtures.js';
 import { repoObjects } from './support/backup-repo.js';
 
 const CLUSTER = 'vault';
-const REPO_PATH = `/pgbackrest/default/${CLUSTER}/repo1`;
 const SCHEMA = '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties';
 
 describe('backup and restore options admitted before the allow-list never reach pgBackRest', {
@@ -102,8 +109,10 @@ describe('backup and restore options admitted before the allow-list never reach 
     const first = await finished((await backup('first')).metadata.name);
     assert.equal(first.status?.phase, 'Succeeded', first.status?.message);
     const label = first.status?.label ?? '';
+    // The operator's recorded path (`/pgbackrest/default/vault-<uid>/repo1`), never a guessed one.
+    const repoPath = await repoPathOf(env, CLUSTER);
     assert.ok(
-      (await repoObjects(s3, BUCKET, REPO_PATH, `backup/db/${label}`)).length > 0,
+      (await repoObjects(s3, BUCKET, repoPath, `backup/db/${label}`)).length > 0,
       'the first backup is in the repo',
     );
 
@@ -115,7 +124,7 @@ describe('backup and restore options admitted before the allow-list never reach 
     assert.equal((refused.status as { reason?: string }).reason, 'OptionNotAllowed');
     assert.match(refused.status?.message ?? '', /^spec\.options: option --repo1-retention-full=1 is not allowed/);
     assert.ok(
-      (await repoObjects(s3, BUCKET, REPO_PATH, `backup/db/${label}`)).length > 0,
+      (await repoObjects(s3, BUCKET, repoPath, `backup/db/${label}`)).length > 0,
       `the first backup ${label} is still in the repo`,
     );
 

@@ -29,8 +29,7 @@ import {
   prepareS3,
   repoPathOf,
   repoPrefix,
-  s3Global,
-  s3Repo,
+  s3DataSource,
   sqlOn,
   switchWal,
   waitArchived,
@@ -235,14 +234,7 @@ describe('backups, WAL archiving and PITR clones with pgBackRest on S3', { timeo
     });
     const path = await repoPathOf(env, SOURCE);
     const manifest = clusterManifest(clone, 1, {
-      dataSource: {
-        pgbackrest: {
-          stanza: 'db',
-          configuration: [{ secret: { name: CREDS_SECRET } }],
-          global: { ...s3Global(s3), 'repo1-path': path },
-          repo: s3Repo(s3),
-        },
-      },
+      dataSource: s3DataSource(s3, CREDS_SECRET, { 'repo1-path': path }),
     } as never);
     await clusters(env.client).create({ ...manifest, metadata: { name: clone, namespace: TEAM } });
     const condition = async () =>

@@ -12,7 +12,7 @@ import { type S3Server, waitFor } from '@kanri/testenv';
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { ANNOTATION, LABEL, names, POSTGRES_TLS_KEY, postgresServerDnsNames } from '../src/index.js';
 import { clusterManifest, clusters, type PostgresEnv, startPostgresEnv, waitReady } from './harness.js';
-import { backupsSpec, CREDS_SECRET, prepareS3, s3Global, s3Repo } from './support/backup-fixtures.js';
+import { backupsSpec, CREDS_SECRET, prepareS3, s3DataSource } from './support/backup-fixtures.js';
 
 const NAME = 'hippo';
 
@@ -121,14 +121,7 @@ describe('Secrets a cluster may use', { timeout: 15 * 60_000 }, () => {
     const COPY = 'copy';
     await clusters(env.client).create(
       clusterManifest(COPY, 1, {
-        dataSource: {
-          pgbackrest: {
-            stanza: 'db',
-            configuration: [{ secret: { name: 'borrowed-creds' } }],
-            global: s3Global(s3),
-            repo: s3Repo(s3),
-          },
-        },
+        dataSource: s3DataSource(s3, 'borrowed-creds'),
       } as never),
     );
     const why = await waitFor(

@@ -44,6 +44,21 @@ export function s3Repo(s3: S3Server, extra: Record<string, unknown> = {}) {
   return { name: 'repo1', s3: { bucket: BUCKET, endpoint: 'localhost', region: s3.region }, ...extra };
 }
 
+/**
+ * `spec.dataSource` restoring stanza `db` from repo1 on testenv's S3 server, with the credentials
+ * of Secret `secret`; `global` adds to the S3 options (a recorded `repo1-path`, say).
+ */
+export function s3DataSource(s3: S3Server, secret = CREDS_SECRET, global: Record<string, string> = {}) {
+  return {
+    pgbackrest: {
+      stanza: 'db',
+      configuration: [{ secret: { name: secret } }],
+      global: { ...s3Global(s3), ...global },
+      repo: s3Repo(s3),
+    },
+  };
+}
+
 /** `spec.backups` with repo1 on testenv's S3 server; `extra` adds to `pgbackrest`. */
 export function backupsSpec(s3: S3Server, extra: Record<string, unknown> = {}) {
   return {
