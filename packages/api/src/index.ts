@@ -11,6 +11,7 @@
  * ```
  */
 
+export { type Condition, conditionSchema } from './condition.js';
 export type {
   CustomResourceDefinitionObject,
   ObjectValidation,

@@ -21,7 +21,6 @@ import type { KubeObject } from '@kanri/client';
 import { waitFor } from '@kanri/testenv';
 import type { ConfigMap, Pod } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
-import { findPgBin } from '../src/agent/io/pg-bin.js';
 import { ANNOTATION, LABEL, names, readPodReport } from '../src/contract/index.js';
 import {
   clusterManifest,
@@ -33,6 +32,7 @@ import {
   waitReady,
 } from './harness.js';
 import { clusterEvents, waitForClusterEvent } from './support/cluster-observers.js';
+import { TEST_PG_BIN } from './support/pg-bin.js';
 
 const CLUSTER = 'closed';
 const NS = { namespace: 'default' };
@@ -44,7 +44,7 @@ describe('a deleted TLS Secret or ConfigMap: the instances fail closed', { timeo
   let superuser: string;
   let app: string;
   let caFile: string;
-  const psql = join(findPgBin(process.env.PG_BIN), 'psql');
+  const psql = join(TEST_PG_BIN, 'psql');
   const pods = () => env.client.resource<Pod & KubeObject>('v1', 'Pod');
 
   /**

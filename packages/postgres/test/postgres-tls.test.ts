@@ -23,7 +23,6 @@ import pg from 'pg';
 import { PeerClient } from '../src/agent/io/peer-client.js';
 import { requestVouch } from '../src/agent/io/peer-failsafe.js';
 import { fetchPeerStatus } from '../src/agent/io/peer-status.js';
-import { findPgBin } from '../src/agent/io/pg-bin.js';
 import {
   ANNOTATION,
   EVENT_REASON,
@@ -48,6 +47,7 @@ import {
   waitReady,
 } from './harness.js';
 import { peerIdentityOf } from './support/peer-identity.js';
+import { TEST_PG_BIN } from './support/pg-bin.js';
 
 const CLUSTER = 'secure';
 const SHORT = 'shortlived';
@@ -63,7 +63,7 @@ describe('PostgreSQL TLS', { timeout: 10 * 60_000 }, () => {
   let password: string;
   /** The CA of spec.tls.replicationSecret, once a test has named one: postgres trusts it for client certificates. */
   let replicationCa: CertificateAuthority | undefined;
-  const psql = findPgBin(process.env.PG_BIN);
+  const psql = TEST_PG_BIN;
 
   /** psql through the primary Service with `conninfo` added; resolves its output, or rejects with its error. */
   async function viaPsql(conninfo: string, sql: string): Promise<string> {

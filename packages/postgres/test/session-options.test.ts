@@ -15,10 +15,10 @@ import { waitFor } from '@kanri/testenv';
 import pg from 'pg';
 import { pino } from 'pino';
 import { LocalDb } from '../src/agent/io/local-db.js';
-import { findPgBin } from '../src/agent/io/pg-bin.js';
 import { applySessionOptionsToTools } from '../src/agent/io/session-options.js';
 import { PORT, SUPERUSER } from '../src/contract/index.js';
 import { chownToPostgres } from './fixtures/agent-cluster.js';
+import { TEST_PG_BIN } from './support/pg-bin.js';
 
 const asPostgres = (program: string, args: string[]) =>
   [
@@ -27,7 +27,7 @@ const asPostgres = (program: string, args: string[]) =>
   ] as const;
 
 describe('the agent’s sessions under a server-wide statement_timeout', () => {
-  const bin = findPgBin(process.env.PG_BIN);
+  const bin = TEST_PG_BIN;
   const dir = mkdtempSync(join(tmpdir(), 'kanri-session-'));
   const pgdata = join(dir, 'data');
   let postgres: ChildProcess | undefined;

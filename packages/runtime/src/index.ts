@@ -30,7 +30,7 @@ export type { Predicate } from './controller/predicates.js';
 export { annotationsChanged, anyOf, generationChanged, labelsChanged } from './controller/predicates.js';
 export type { Deadline } from './deadline.js';
 export { createDeadline } from './deadline.js';
-export type { Condition, ConditionInput } from './helpers/conditions.js';
+export type { Condition, ConditionInput, SetCondition } from './helpers/conditions.js';
 export { conditionTime, findCondition, jsonEqual, setCondition } from './helpers/conditions.js';
 export type { EventType } from './helpers/event-recorder.js';
 export { EventRecorder } from './helpers/event-recorder.js';

@@ -30,7 +30,7 @@ import { type ManagedProcess, startProcess } from './managed-process.js';
 import { createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
 import { planRealNodes, type RealNodeSet, type RealNodesPlan } from './real-node/real-nodes.js';
-import { type S3Server, startS3Server } from './s3-server.js';
+import type { S3Server } from './s3-server.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
 import { issueUser } from './user-credentials.js';
 import type { BinaryName } from './versions.js';

@@ -11,7 +11,7 @@ import { InstanceAgent } from './instance-agent.js';
 import { type HealthSource, startHttpServer } from './io/http-server.js';
 import { createAgentLogger, type Logger } from './io/logger.js';
 import { AgentMetrics } from './io/metrics.js';
-import { findPgBin } from './io/pg-bin.js';
+import { checkPgBin } from './io/pg-bin.js';
 import type { Redactor } from './io/redactor.js';
 import { applySessionOptionsToTools } from './io/session-options.js';
 import { RepoHost } from './repo-host/repo-host.js';
@@ -67,7 +67,7 @@ export async function instanceMain(redactor: Redactor, secretVariables: readonly
   for (const name of secretVariables) delete process.env[name];
   applySessionOptionsToTools();
   const log = createAgentLogger(redactor, { pod: config.podName, cluster: config.cluster });
-  const pgBin = findPgBin(config.pgBin);
+  const pgBin = checkPgBin(config.pgBin);
   const client = await KubeClient.load();
   const metrics = new AgentMetrics();
   const agent = new InstanceAgent({ config, pgBin, client, log, redactor, metrics });

@@ -14,6 +14,7 @@ const base = {
   [ENV.podIP]: '127.1.0.1',
   [ENV.superuserPassword]: 'super-secret-1',
   [ENV.replicationPassword]: 'repl-secret-2',
+  PG_BIN: '/usr/lib/postgresql/16/bin',
 };
 
 it('reads the contract environment and resolves paths through the volume mounts', () => {
@@ -26,7 +27,13 @@ it('reads the contract environment and resolves paths through the volume mounts'
   assert.equal(config.runDir, '/tmp/x/run');
   assert.equal(config.socketDir, '/tmp/x/run');
   assert.equal(config.bootstrap, 'initdb');
-  assert.equal(config.pgBin, undefined);
+  assert.equal(config.pgBin, '/usr/lib/postgresql/16/bin');
+});
+
+it('refuses to start without PG_BIN: no PostgreSQL version is guessed', () => {
+  const { PG_BIN: _, ...unset } = base;
+  assert.throws(() => loadAgentConfig(unset), /PG_BIN must name the bin directory of the PostgreSQL the image runs/);
+  assert.throws(() => loadAgentConfig({ ...base, PG_BIN: '' }), /PG_BIN must name/);
 });
 
 it('defaults to basebackup, with container paths as they are', () => {

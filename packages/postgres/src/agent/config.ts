@@ -21,8 +21,8 @@ export interface AgentConfig {
   readonly restoreId: string | undefined;
   readonly superuserPassword: string;
   readonly replicationPassword: string;
-  /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, else undefined (see `findPgBin`). */
-  readonly pgBin: string | undefined;
+  /** Directory of initdb, postgres, pg_basebackup: `PG_BIN`, required (the image names its own major's). */
+  readonly pgBin: string;
   /** pgBackRest's program: `KANRI_PGBACKREST` (not `PGBACKREST_…`, which pgBackRest reads as options), else `pgbackrest` on the PATH (as the image installs it). */
   readonly pgbackrestBin: string;
   /** The data volume (PATH.data resolved). */
@@ -134,6 +134,11 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
   const majorUpgradeFrom = env[ENV.majorUpgradeFrom] ? Number(env[ENV.majorUpgradeFrom]) : undefined;
   if (majorUpgradeFrom !== undefined && !Number.isInteger(majorUpgradeFrom))
     problems.push(`${ENV.majorUpgradeFrom} must be a major version such as 15`);
+  const pgBin = env.PG_BIN ?? '';
+  if (!pgBin)
+    problems.push(
+      'PG_BIN must name the bin directory of the PostgreSQL the image runs (e.g. /usr/lib/postgresql/16/bin); Kanri never guesses it',
+    );
   const password = (variable: string, file: string) => readPassword(env, variable, file, mounts, problems);
   const superuserPassword = password(ENV.superuserPassword, CREDENTIAL_FILE.superuser);
   const replicationPassword = password(ENV.replicationPassword, CREDENTIAL_FILE.replication);
@@ -150,7 +155,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv): AgentConfig {
     restoreId: env[ENV.restoreId] || undefined,
     superuserPassword,
     replicationPassword,
-    pgBin: env.PG_BIN || undefined,
+    pgBin,
     pgbackrestBin: env.KANRI_PGBACKREST || 'pgbackrest',
     dataDir,
     pgdata: join(dataDir, 'pgdata'),

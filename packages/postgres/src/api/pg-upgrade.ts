@@ -4,10 +4,9 @@
  * `spec.postgresVersion` with the allow-major-upgrade annotation (operator/upgrade), and reports
  * with PGO's conditions: `Progressing` and `Succeeded`.
  */
-import { defineResource } from '@kanri/api';
+import { conditionSchema, defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { GROUP, PGUPGRADE_KIND, PGUPGRADE_PLURAL } from '../contract/index.js';
-import { condition } from './condition.js';
 import { SUPPORTED_POSTGRES_VERSIONS } from './postgres-cluster.js';
 
 const major = (what: string) =>
@@ -47,7 +46,7 @@ export const pgUpgradeStatus = z
   .object({
     observedGeneration: z.number().int().optional(),
     conditions: z
-      .array(condition)
+      .array(conditionSchema)
       .optional()
       .describe(
         "PGO's conditions: Progressing (the reason says what it waits for) and Succeeded (PGUpgradeSucceeded or PGUpgradeFailed).",

@@ -3,12 +3,11 @@
  * the cluster's backup annotation, with where it stands and what it produced. Its spec is
  * immutable: a different backup is a new object, so the record always describes what ran.
  */
-import { defineResource } from '@kanri/api';
+import { conditionSchema, defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { BACKUP_KIND, BACKUP_PLURAL, GROUP } from '../contract/index.js';
 import { REPO_NAME_PATTERN } from './backup-options.js';
 import { optionRules, POSTGRES_BACKUP_OPTIONS } from './command-options.js';
-import { condition } from './condition.js';
 
 export const BACKUP_TYPES = ['full', 'diff', 'incr'] as const;
 export const BACKUP_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
@@ -86,7 +85,7 @@ export const postgresBackupStatus = z
       .optional()
       .describe('The LSN at which the backup stopped; a restore of it is consistent from there.'),
     conditions: z
-      .array(condition)
+      .array(conditionSchema)
       .optional()
       .describe('Standard Kubernetes conditions, each with its reason and the time it last changed.'),
   })

@@ -6,11 +6,9 @@
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
 import { GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
-import { archiveStatus, pgbackrestStatus } from './backup-status.js';
 import { backups, dataSource } from './backups.js';
-import { condition } from './condition.js';
-import { majorUpgradeStatus } from './major-upgrade-status.js';
 import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
+import { postgresClusterStatus } from './postgres-cluster-status.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
 /** Major versions the operator can run and upgrade between. */
@@ -277,78 +275,6 @@ export const postgresClusterSpec = z
   })
   .describe('Desired state of a PostgreSQL cluster.');
 
-export const postgresClusterStatus = z.object({
-  observedGeneration: z.number().int().optional(),
-  conditions: z.array(condition).optional(),
-  primary: z.string().optional().describe('Pod name of the current primary.'),
-  lastPrimary: z
-    .string()
-    .optional()
-    .describe(
-      'Pod name of the last instance seen serving as primary; kept while there is none (mid-failover or switchover), so every change of primary is noticed.',
-    ),
-  instances: z
-    .array(
-      z.object({
-        name: z.string(),
-        role: z.string().optional(),
-        ready: z.boolean(),
-        timeline: z.number().int().optional(),
-        lagBytes: z.number().int().optional(),
-        version: z.string().optional().describe('The server version this instance reports, e.g. 16.15.'),
-      }),
-    )
-    .optional(),
-  readyInstances: z.number().int().optional(),
-  desiredInstances: z.number().int().optional(),
-  systemIdentifier: z.string().optional().describe('Set once the first instance is initialised.'),
-  postgresVersion: z
-    .string()
-    .optional()
-    .describe('The server version the primary reports (what runs, e.g. 16.15); see the PostgresVersion condition.'),
-  removedUsers: z
-    .array(z.object({ name: z.string(), reason: z.string() }))
-    .optional()
-    .describe('Roles of users no longer in spec.users that are kept, and why (see spec.userRemovalPolicy).'),
-  switchover: z
-    .object({
-      request: z.string().describe('The value of the switchover annotation being served.'),
-      from: z.string().describe('The primary when the request was first seen.'),
-    })
-    .optional()
-    .describe('A switchover in progress.'),
-  pgbackrest: pgbackrestStatus.optional(),
-  archive: archiveStatus.optional(),
-  rollout: z
-    .object({
-      phase: z
-        .string()
-        .describe(
-          'Idle, ReplacingReplica, WaitingForInstance, WaitingForUser, SwitchingOver, ReplacingPrimary, Restarting or Halted.',
-        ),
-      current: z.string().optional().describe('The instance the rollout is at.'),
-      updated: z.number().int().describe('Instances whose Pod matches the current spec.'),
-      desired: z.number().int(),
-      message: z.string().optional(),
-    })
-    .optional()
-    .describe("The rolling update of the instances' Pods (image, resources, restart requests)."),
-  majorUpgrade: majorUpgradeStatus.optional(),
-});
-
-/**
- * PostgresCluster, `postgres.kanri.dev/v1` (short name `pgc`).
- *
- * @example
- * ```ts
- * const cluster: PostgresCluster = {
- *   apiVersion: PostgresClusterResource.apiVersion,
- *   kind: 'PostgresCluster',
- *   metadata: { name: 'hippo', namespace: 'default' },
- *   spec: { postgresVersion: 15, instances: [{ replicas: 3, dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] },
- * };
- * ```
- */
 /**
  * The cluster's name is in the names of what the operator makes, each with a limit the API server
  * or postgres would enforce only after the cluster was admitted: Services `<name>-replicas` (a
@@ -393,6 +319,19 @@ const nameRules = [
   },
 ];
 
+/**
+ * PostgresCluster, `postgres.kanri.dev/v1` (short name `pgc`).
+ *
+ * @example
+ * ```ts
+ * const cluster: PostgresCluster = {
+ *   apiVersion: PostgresClusterResource.apiVersion,
+ *   kind: 'PostgresCluster',
+ *   metadata: { name: 'hippo', namespace: 'default' },
+ *   spec: { postgresVersion: 15, instances: [{ replicas: 3, dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] },
+ * };
+ * ```
+ */
 export const PostgresClusterResource = defineResource({
   group: GROUP,
   kind: KIND,

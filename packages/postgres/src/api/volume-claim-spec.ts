@@ -1,8 +1,6 @@
 /** The PersistentVolumeClaim spec subset the API accepts, shared by data volumes and backup repositories. */
+import { NON_NEGATIVE_QUANTITY_PATTERN } from '@kanri/timing';
 import { z } from 'zod';
-
-/** A Kubernetes quantity of bytes, e.g. 20Gi, 500M or 1073741824. */
-export const STORAGE_QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 
 /**
  * A volume claim spec whose field descriptions name the volume (`what`), e.g. "the data volume".
@@ -21,7 +19,7 @@ export function volumeClaimSpec(what: string) {
       .object({
         requests: z
           .object({
-            storage: z.string().regex(STORAGE_QUANTITY).describe(`Size of ${what}, e.g. 20Gi.`),
+            storage: z.string().regex(NON_NEGATIVE_QUANTITY_PATTERN).describe(`Size of ${what}, e.g. 20Gi.`),
           })
           .describe('Requested size.'),
       })

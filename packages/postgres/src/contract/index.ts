@@ -20,4 +20,5 @@ export * from './postgres-tls.js';
 export * from './repo-host.js';
 export * from './repo-host-admission-policy.js';
 export * from './repo-host-rbac.js';
+export * from './repo-paths.js';
 export * from './restore-source.js';

@@ -50,7 +50,6 @@ export const ENV = {
    */
   superuserPassword: 'PGC_SUPERUSER_PASSWORD',
   replicationPassword: 'PGC_REPLICATION_PASSWORD',
-  postgresVersion: 'PGC_POSTGRES_VERSION',
   /**
    * `true` for an agent run outside the operator's Pods (the agent tests, with no operator to issue
    * names.postgresTls): postgres may start without TLS while the agent has none. The operator never

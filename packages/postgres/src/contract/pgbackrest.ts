@@ -1,6 +1,6 @@
 /**
  * pgBackRest as both sides see it: the stanza, where the `configuration` projections are mounted,
- * the trigger annotations (with PGO's spellings as aliases), the default repo path, and the pure
+ * the trigger annotations (with PGO's spellings as aliases), and the pure
  * builder of `pgbackrest.conf` from `spec.backups.pgbackrest`. The operator renders nothing of it;
  * the agent writes the file from the spec it follows, so a spec change reaches it without a restart.
  */
@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { type CloneGatewayAccess, cloneGatewayOptions } from './clone-gateway.js';
 import { GROUP } from './names.js';
 import { PGBACKREST_SERVER_PORT, pgbackrestClientName } from './repo-host.js';
+import { repoIndex } from './repo-paths.js';
 
 /** The one stanza of every Kanri cluster (PGO names it `db` too, so PGO repos restore as they are). */
 export const PGBACKREST_STANZA = 'db';
@@ -43,29 +44,6 @@ export function triggerValue(
   return pgo === undefined || pgo === '' ? undefined : pgo;
 }
 
-/**
- * Annotation on a PostgresCluster: who of other namespaces may restore from its repos (a clone, or
- * a cluster naming its repo path), comma-separated `<namespace>/<cluster>` or `<namespace>/*`. Its
- * repo paths carry its namespace (defaultRepoPath), and a path in another namespace's part of the
- * tree is used only with this grant (operator/backups/repo-paths.ts).
- */
-export const REPO_READERS_ANNOTATION = `${GROUP}/repo-readers`;
-
-/**
- * Whether the annotation's value grants `namespace`/`cluster`.
- *
- * @example
- * ```ts
- * grantsRepoReader('team-a/*, team-b/copy', 'team-b', 'copy'); // true
- * ```
- */
-export function grantsRepoReader(value: string | undefined, namespace: string, cluster: string): boolean {
-  return (value ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .some((entry) => entry === `${namespace}/${cluster}` || entry === `${namespace}/*`);
-}
-
 /** A repo as `spec.backups.pgbackrest.repos[]` declares it (the fields the builder reads). */
 export interface RepoSpec {
   readonly name: string;
@@ -80,57 +58,6 @@ export interface RepoSpec {
 export interface PgBackRestSpec {
   readonly global?: Readonly<Record<string, string>>;
   readonly repos: readonly RepoSpec[];
-}
-
-/** `repo2` → 2. */
-export function repoIndex(name: string): number {
-  const index = Number(/^repo([1-4])$/.exec(name)?.[1]);
-  if (!Number.isInteger(index)) throw new Error(`not a repo name: ${name}`);
-  return index;
-}
-
-/**
- * Where a new cluster's repo keeps its stanza unless `global` sets `repoN-path`: under its
- * namespace, and its cluster's name and UID, so that neither clusters sharing a bucket (a clone and
- * its source included) nor a cluster deleted and created again under the same name share a stanza,
- * and every path says which namespace it belongs to. The operator decides each cluster's paths and
- * records them in its status (operator/backups/repo-paths.ts); the agents read them there.
- *
- * @example
- * ```ts
- * defaultRepoPath('db', 'hippo', '1f0e…', 'repo1'); // '/pgbackrest/db/hippo-1f0e…/repo1'
- * ```
- */
-export function defaultRepoPath(namespace: string, cluster: string, uid: string, repo: string): string {
-  return `/pgbackrest/${namespace}/${cluster}-${uid}/${repo}`;
-}
-
-/** Where clusters created before {@link defaultRepoPath} keep their stanza; they keep it there. */
-export function legacyRepoPath(namespace: string, cluster: string, repo: string): string {
-  return `/pgbackrest/${namespace}/${cluster}/${repo}`;
-}
-
-/** PGO's default path of a repo (`/pgbackrest/repoN`), for a data source that names none. */
-export function pgoRepoPath(repo: string): string {
-  return `/pgbackrest/${repo}`;
-}
-
-/**
- * The repo paths the operator recorded in a PostgresCluster's status
- * (`status.pgbackrest.repoPaths`, by repo name); undefined while none are recorded.
- *
- * @example
- * ```ts
- * recordedRepoPaths(view.cluster); // { repo1: '/pgbackrest/db/hippo-1f0e…/repo1' }
- * ```
- */
-export function recordedRepoPaths(cluster: object | undefined): Record<string, string> | undefined {
-  const status = (cluster as { status?: { pgbackrest?: { repoPaths?: unknown } } } | undefined)?.status;
-  const paths = status?.pgbackrest?.repoPaths;
-  if (!paths || typeof paths !== 'object') return undefined;
-  return Object.fromEntries(
-    Object.entries(paths).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-  );
 }
 
 /** Why a repo cannot be used yet; undefined when it can. */

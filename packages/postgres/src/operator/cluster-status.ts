@@ -3,7 +3,8 @@
  * A report older than `staleAfterMs` counts as not ready: an agent that stopped reporting
  * cannot be trusted to still be serving.
  */
-import { type Condition, type ConditionInput, setCondition } from '@kanri/runtime';
+import type { Condition } from '@kanri/api';
+import { type ConditionInput, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 import { archiveFailing, type InstanceReport, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
@@ -151,7 +152,7 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
   const systemIdentifier =
     previous?.systemIdentifier ?? instances.find((i) => i.systemIdentifier)?.systemIdentifier ?? undefined;
   const allReady = primary !== undefined && readyCount === desired && !input.converging;
-  let conditions: Condition[] | undefined = previous?.conditions as Condition[] | undefined;
+  let conditions: Condition[] | undefined = previous?.conditions;
   // Each instance that is not ready says why, so the condition (and a test that times out on it)
   // names the cause; without a primary, what the replicas say about failover is the news.
   const reasons = pods.flatMap((pod) => {
@@ -239,7 +240,7 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
     readyInstances: readyCount,
     desiredInstances: desired,
     ...(systemIdentifier ? { systemIdentifier } : {}),
-  } as PostgresClusterStatus;
+  };
 }
 
 /**

@@ -9,19 +9,12 @@
  * claims, and later drops, fields of a spec it cannot change anyway).
  */
 import { ignoreNotFound } from '@kanri/client';
-import {
-  type Condition,
-  controller,
-  generationChanged,
-  type KubeObject,
-  type ReconcileContext,
-  setCondition,
-} from '@kanri/runtime';
+import { controller, generationChanged, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
+import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE } from '../contract/index.js';
 import { admissionCondition, admissionPolicyProblem, refuseWithoutPolicies } from './admission/policy-gate.js';
-import { type BackupRecord, planBackups } from './backups/backup-plan.js';
+import { reconcileBackups } from './backups/backup-actions.js';
 import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
 import { hasSharedPgbackrestTls } from './backups/tls-certificates.js';
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
@@ -282,9 +275,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       await ctx.event('Normal', 'PrimaryChanged', `primary is now ${status.primary} (was ${previousPrimary})`);
     }
     status.conditions = setCondition(
-      (status.conditions ?? []) as Condition[],
+      status.conditions ?? [],
       admissionCondition(undefined, cluster.metadata?.generation),
-    ) as PostgresClusterStatus['conditions'];
+    );
     const backupsRequeueMs = await reconcileBackups(cluster, ctx, status, pods);
     if (restore.status) status.pgbackrest = { ...status.pgbackrest, restore: restore.status };
     recordRepoPaths(cluster, status, repoPaths, !initialised && clone.grantMissing ? clone.problem : undefined);
@@ -309,63 +302,6 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       ),
     };
   });
-
-/**
- * Creates the PostgresBackups that are due, fails those whose instance stopped heartbeating, and
- * folds the primary's report of its repos and archive into `status` (see backups/backup-plan.ts).
- * Resolves when the next schedule is due.
- */
-async function reconcileBackups(
-  cluster: PostgresCluster,
-  ctx: ReconcileContext<PostgresCluster>,
-  status: PostgresClusterStatus,
-  pods: readonly Pod[],
-): Promise<number | undefined> {
-  // Users may create PostgresBackups themselves (naming the cluster in spec.cluster): the label
-  // lets the primary's agent, which selects by it, see them too.
-  const records = ctx
-    .list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
-    .filter((r) => r.spec?.cluster === cluster.metadata?.name);
-  for (const r of records) {
-    if (r.metadata.labels?.[LABEL.cluster] !== cluster.metadata?.name)
-      await ctx.applyMetadata(r, { labels: { [LABEL.cluster]: cluster.metadata?.name ?? '' } });
-  }
-  const primaryPod = pods.find((p) => p.metadata?.name === status.primary);
-  const plan = planBackups({
-    cluster,
-    records,
-    primaryBackups: primaryPod ? readPodReport(primaryPod)?.backups : undefined,
-    now: new Date(),
-  });
-  for (const record of plan.create) {
-    ctx.log.info({ backup: record.metadata.name, trigger: record.spec.trigger }, 'creating PostgresBackup');
-    if (await ctx.create(record as BackupRecord & KubeObject))
-      await ctx.event(
-        'Normal',
-        'BackupRequested',
-        `${record.spec.type} backup ${record.metadata.name} to ${record.spec.repoName} (${record.spec.trigger})`,
-      );
-  }
-  if (plan.refused) await ctx.event('Warning', 'BackupRefused', plan.refused);
-  for (const { name, message } of plan.fail) {
-    await ctx.client
-      .resource(API_VERSION, BACKUP_KIND)
-      .patchStatus(
-        name,
-        { status: { phase: 'Failed', reason: 'InstanceLost', message, completedAt: new Date().toISOString() } },
-        { namespace: cluster.metadata?.namespace, type: 'merge', signal: ctx.signal },
-      );
-    await ctx.event('Warning', 'BackupFailed', `backup ${name} failed: ${message}`);
-  }
-  Object.assign(status, plan.status);
-  const conditions = (status.conditions ?? []) as Condition[];
-  status.conditions = (
-    plan.condition
-      ? setCondition(conditions, { ...plan.condition, observedGeneration: cluster.metadata?.generation })
-      : conditions.filter((c) => c.type !== 'WALArchiving')
-  ) as PostgresClusterStatus['conditions'];
-  return plan.requeueAfterMs;
-}
 
 /**
  * Switchovers are carried out by the agents (the primary hands its Lease to the target); the
@@ -421,11 +357,11 @@ async function rollout(
   status.rollout = { phase, ...(current ? { current } : {}), updated, desired, message };
   const halted = phase === 'Halted';
   if (halted && cluster.status?.rollout?.phase !== 'Halted') await ctx.event('Warning', 'RolloutHalted', message);
-  status.conditions = setCondition((status.conditions ?? []) as Condition[], {
+  status.conditions = setCondition(status.conditions ?? [], {
     type: 'RolloutHalted',
     status: halted ? 'True' : 'False',
     reason: halted ? (reason ?? 'Halted') : 'AsExpected',
     message: halted ? message : `${updated}/${desired} instances up to date`,
     observedGeneration: cluster.metadata?.generation,
-  }) as PostgresClusterStatus['conditions'];
+  });
 }

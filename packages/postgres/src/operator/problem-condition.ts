@@ -3,7 +3,7 @@
  * `SecretsRefused`): True with what is wrong, a Warning Event whenever that changes, and gone once
  * it is fixed.
  */
-import { type Condition, type ReconcileContext, setCondition } from '@kanri/runtime';
+import { type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
 
 export interface Problem {
@@ -28,9 +28,9 @@ export async function reportProblem(
   type: string,
   problem: Problem | undefined,
 ): Promise<void> {
-  const conditions = (status.conditions ?? []) as Condition[];
+  const conditions = status.conditions ?? [];
   if (!problem) {
-    status.conditions = conditions.filter((c) => c.type !== type) as PostgresClusterStatus['conditions'];
+    status.conditions = conditions.filter((c) => c.type !== type);
     return;
   }
   const previous = cluster.status?.conditions?.find((c) => c.type === type);
@@ -41,5 +41,5 @@ export async function reportProblem(
     reason: problem.reason,
     message: problem.message,
     observedGeneration: cluster.metadata?.generation,
-  }) as PostgresClusterStatus['conditions'];
+  });
 }

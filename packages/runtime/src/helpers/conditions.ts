@@ -20,14 +20,21 @@ export function conditionTime(now: Date = new Date()): string {
   return `${now.toISOString().slice(0, 19)}Z`;
 }
 
-/** Returns `conditions` with `input` set; lastTransitionTime moves only when the status flips. */
-export function setCondition(
-  conditions: readonly Condition[] | undefined,
+/** A condition as setCondition writes it: its status is one of the three Kubernetes allows. */
+export type SetCondition = Condition & { status: ConditionInput['status'] };
+
+/**
+ * Returns `conditions` with `input` set; lastTransitionTime moves only when the status flips.
+ * The others come back as they were typed, so a status whose conditions have a narrower type
+ * (e.g. @kanri/api's conditionSchema) takes the result as it is.
+ */
+export function setCondition<C extends Condition = Condition>(
+  conditions: readonly C[] | undefined,
   input: ConditionInput,
   now: Date = new Date(),
-): Condition[] {
+): (C | SetCondition)[] {
   const existing = conditions?.find((c) => c.type === input.type);
-  const next: Condition = {
+  const next: SetCondition = {
     type: input.type,
     status: input.status,
     reason: input.reason,

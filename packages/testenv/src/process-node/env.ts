@@ -2,6 +2,7 @@
  * A container's environment under Kubernetes' rules (`envFrom`, then `env` with `valueFrom` and
  * `$(VAR)` expansion), from objects fetched beforehand. Pure.
  */
+import { quantityMilliValue, quantityValue } from '@kanri/timing';
 import type { ConfigMap, Container, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { expandVariables } from './image.js';
 
@@ -24,31 +25,6 @@ export interface EnvContext {
 }
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
-
-const SUFFIX: Record<string, number> = {
-  '': 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** A Kubernetes quantity (`500m`, `1Gi`, `2e3`) as a number; NaN if it is not one. */
-export function parseQuantity(quantity: string | number): number {
-  if (typeof quantity === 'number') return quantity;
-  const match = /^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$/.exec(quantity.trim());
-  const factor = match ? SUFFIX[match[2] ?? ''] : undefined;
-  return match && factor !== undefined ? Number(match[1]) * factor : Number.NaN;
-}
 
 function decode(data: string): string {
   return Buffer.from(data, 'base64').toString('utf8');
@@ -104,7 +80,11 @@ export function fieldRefValue(pod: Pod, fieldPath: string, context: EnvContext):
   }
 }
 
-/** A `resourceFieldRef` value: the container's limit (node allocatable when unset) or request, divided and rounded up. */
+/**
+ * A `resourceFieldRef` value: the container's limit (node allocatable when unset) or request,
+ * divided and rounded up as the kubelet does: CPU in millicores, the rest in whole units, and an
+ * unset or zero divisor counts as 1.
+ */
 export function resourceFieldValue(
   container: Container,
   resource: string,
@@ -117,10 +97,11 @@ export function resourceFieldValue(
   const set = kind === 'limits' ? resources.limits?.[name] : (resources.requests?.[name] ?? resources.limits?.[name]);
   const raw = set ?? (kind === 'limits' ? context.allocatable[name] : '0');
   if (raw === undefined) return undefined;
-  const value = parseQuantity(raw);
-  const by = divisor === undefined ? 1 : parseQuantity(divisor);
-  if (Number.isNaN(value) || Number.isNaN(by) || by === 0) return undefined;
-  return String(Math.ceil(value / by - 1e-9));
+  const read = name === 'cpu' ? quantityMilliValue : quantityValue;
+  const value = read(String(raw));
+  const by = read(String(divisor ?? 1));
+  if (value === undefined || by === undefined) return undefined;
+  return String(Math.ceil(value / (by === 0 ? (read('1') ?? 1) : by)));
 }
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerStatus, Pod, Service } from 'kubernetes-types/core/v1.js';
 import { restartDelayMs } from './container-runner.js';
-import { buildContainerEnv, parseQuantity } from './env.js';
+import { buildContainerEnv, resourceFieldValue } from './env.js';
 import { containerArgv, expandVariables, findImageMapping, imageRepository } from './image.js';
 import { resolveMountPath } from './mount-path.js';
 import { blockAddress } from './pod-network.js';
@@ -128,8 +128,20 @@ describe('container environment', () => {
       context,
     );
     assert.ok(optional.ok && optional.env.size === 0);
-    assert.equal(parseQuantity('500m'), 0.5);
-    assert.equal(parseQuantity('2Gi'), 2 * 2 ** 30);
+    const limited = {
+      name: 'main',
+      resources: { limits: { cpu: '1500m', memory: '1.5Gi' }, requests: { cpu: '250m' } },
+    };
+    assert.equal(resourceFieldValue(limited, 'limits.cpu', undefined, context), '2');
+    assert.equal(resourceFieldValue(limited, 'limits.cpu', '1m', context), '1500');
+    assert.equal(resourceFieldValue(limited, 'requests.cpu', '100m', context), '3');
+    assert.equal(resourceFieldValue(limited, 'limits.memory', '1Mi', context), '1536');
+    assert.equal(
+      resourceFieldValue(limited, 'limits.memory', '0', context),
+      String(1.5 * 2 ** 30),
+      'a zero divisor is 1',
+    );
+    assert.equal(resourceFieldValue(limited, 'limits.memory', 'lots', context), undefined);
   });
 });
 

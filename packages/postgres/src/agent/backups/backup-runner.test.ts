@@ -13,7 +13,7 @@ describe('the backup runner, before it runs pgBackRest', () => {
     assert.match(refusedSpec({ options: ['--repo1-path=/x'] }) ?? '', /option --repo1-path=\/x is not allowed/);
     assert.match(refusedSpec({ type: 'full', options: ['--type=incr'] }) ?? '', /option --type=incr is not allowed/);
     assert.match(refusedSpec({ type: 'full --repo1-path=/x' }) ?? '', /^spec\.type: .* is not one of full, diff, incr/);
-    assert.match(refusedSpec({ options: '--repo1-path=/x' as never }) ?? '', /spec\.options: not a list of strings/);
-    assert.match(refusedSpec({ options: [1] as never }) ?? '', /spec\.options: not a list of strings/);
+    assert.match(refusedSpec({ options: '--repo1-path=/x' }) ?? '', /spec\.options: not a list of strings/);
+    assert.match(refusedSpec({ options: [1] }) ?? '', /spec\.options: not a list of strings/);
   });
 });

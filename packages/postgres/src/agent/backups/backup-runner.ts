@@ -8,11 +8,11 @@
  * leadership, the agent stopping) is marked Failed here, and one whose agent died is failed by the
  * operator once its heartbeat is stale.
  */
-import { Informer } from '@kanri/cache';
+import { Informer, type ReadonlyDeep } from '@kanri/cache';
 import { isNotFound, type KubeClient } from '@kanri/client';
 import type { Wakeup } from '@kanri/timing';
 import { POSTGRES_BACKUP_OPTIONS, refusedOption } from '../../api/command-options.js';
-import { BACKUP_TYPES } from '../../api/postgres-backup.js';
+import { BACKUP_TYPES, type PostgresBackup } from '../../api/postgres-backup.js';
 import {
   API_VERSION,
   BACKUP_KIND,
@@ -32,15 +32,6 @@ const HEARTBEAT_MS = 10_000;
  * for as long as the outage lasts, so the backup would stay Running throughout.
  */
 const ARCHIVE_STALL_MS = 60_000;
-
-/** A PostgresBackup as the agent reads it. */
-interface BackupRecord {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; creationTimestamp?: string; labels?: Record<string, string> };
-  spec?: { cluster?: string; repoName?: string; type?: string; options?: string[] };
-  status?: { phase?: string; instance?: string };
-}
 
 export interface BackupRunnerDeps {
   readonly client: KubeClient;
@@ -64,17 +55,17 @@ export class BackupQueue {
   readonly #deps: BackupRunnerDeps;
   // Followed only once a backup may run: a cluster without backups (or an API server without the
   // PostgresBackup CRD) costs nothing.
-  #records: Informer<BackupRecord> | undefined;
+  #records: Informer<PostgresBackup> | undefined;
   readonly #done = new Set<string>();
 
   constructor(deps: BackupRunnerDeps) {
     this.#deps = deps;
   }
 
-  #follow(): Informer<BackupRecord> {
+  #follow(): Informer<PostgresBackup> {
     if (this.#records) return this.#records;
     const { client, namespace, cluster, log, wakeup } = this.#deps;
-    const records = new Informer(client.resource<BackupRecord>(API_VERSION, BACKUP_KIND), {
+    const records = new Informer(client.resource<PostgresBackup>(API_VERSION, BACKUP_KIND), {
       namespace,
       labelSelector: { [LABEL.cluster]: cluster },
       onError: (error, retryInMs) => log.warn({ err: error, retryInMs }, 'cannot follow PostgresBackups; retrying'),
@@ -89,7 +80,7 @@ export class BackupQueue {
    * Runs the next Pending backup not yet run by this queue; resolves whether one ran.
    */
   async runNext(spec: PgBackRestSpec, signal: AbortSignal): Promise<boolean> {
-    const next = nextBackup(this.#follow().list() as BackupRecord[], this.#done);
+    const next = nextBackup(this.#follow().list(), this.#done);
     if (!next) return false;
     await runBackup(this.#deps, next, spec, signal).catch((error: unknown) => {
       this.#deps.log.error({ err: error, backup: next.metadata?.name }, 'backup failed');
@@ -100,7 +91,8 @@ export class BackupQueue {
 
   /** The backups whose status says Succeeded, as one string that changes when that set does. */
   succeededKey(): string {
-    return (this.#follow().list() as BackupRecord[])
+    return this.#follow()
+      .list()
       .filter((r) => r.status?.phase === 'Succeeded')
       .map((r) => r.metadata?.name ?? '')
       .sort()
@@ -114,7 +106,10 @@ export class BackupQueue {
 }
 
 /** The oldest Pending backup (by creation, then name) not already run by this leadership. */
-function nextBackup(records: readonly BackupRecord[], done: ReadonlySet<string>): BackupRecord | undefined {
+function nextBackup(
+  records: readonly ReadonlyDeep<PostgresBackup>[],
+  done: ReadonlySet<string>,
+): ReadonlyDeep<PostgresBackup> | undefined {
   return records
     .filter((r) => (r.status?.phase ?? 'Pending') === 'Pending' && !done.has(r.metadata?.name ?? ''))
     .sort(
@@ -127,32 +122,36 @@ function nextBackup(records: readonly BackupRecord[], done: ReadonlySet<string>)
 /**
  * Why a PostgresBackup's spec must not reach pgBackRest: admission refuses it, so it is one
  * admitted before the allow-list, or written past admission. It then fails with this reason.
+ * It reads the fields as unknown: such a spec need not have the API's type.
  *
  * @example
  * ```ts
  * refusedSpec({ type: 'full', options: ['--repo1-path=/elsewhere'] }); // 'spec.options: option --repo1-path=/elsewhere is not allowed: …'
  * ```
  */
-export function refusedSpec(spec: BackupRecord['spec']): string | undefined {
-  const type: unknown = spec?.type ?? 'full';
+export function refusedSpec(
+  spec: { readonly type?: unknown; readonly options?: unknown } | undefined,
+): string | undefined {
+  const type = spec?.type ?? 'full';
   if (!(BACKUP_TYPES as readonly unknown[]).includes(type))
     return `spec.type: ${JSON.stringify(type)} is not one of ${BACKUP_TYPES.join(', ')}`;
-  const options: unknown = spec?.options;
-  if (options !== undefined && !(Array.isArray(options) && options.every((o) => typeof o === 'string')))
+  const options = spec?.options;
+  if (options === undefined) return undefined;
+  if (!Array.isArray(options) || !options.every((o): o is string => typeof o === 'string'))
     return 'spec.options: not a list of strings';
-  const refused = refusedOption(spec?.options, POSTGRES_BACKUP_OPTIONS);
+  const refused = refusedOption(options, POSTGRES_BACKUP_OPTIONS);
   return refused && `spec.options: option ${refused.option} is ${refused.why}`;
 }
 
 async function runBackup(
   deps: BackupRunnerDeps,
-  record: BackupRecord,
+  record: ReadonlyDeep<PostgresBackup>,
   spec: PgBackRestSpec,
   leadership: AbortSignal,
 ): Promise<void> {
   const { log } = deps;
   const name = record.metadata?.name ?? '';
-  const resource = deps.client.resource<BackupRecord>(API_VERSION, BACKUP_KIND);
+  const resource = deps.client.resource<PostgresBackup>(API_VERSION, BACKUP_KIND);
   const patchStatus = (status: Record<string, unknown>) =>
     resource.patchStatus(
       name,

@@ -22,6 +22,24 @@ describe('archive stalls', () => {
   });
 });
 
+describe('archive outcomes', () => {
+  it('keeps the last failure and its reason when a push succeeds', () => {
+    const state = new BackupsState();
+    state.seeArchiveOutcome({ wal: 'A', ok: true }, at(0));
+    const afterSuccess = state.lastFailure;
+    assert.equal(afterSuccess, undefined, 'a success is no failure');
+    state.seeArchiveOutcome({ wal: 'B', ok: false, reason: 'S3 down' }, at(5));
+    state.seeArchiveOutcome({ wal: 'B', ok: true }, at(9));
+    assert.deepEqual(state.lastFailure, { wal: 'B', time: at(5).toISOString(), reason: 'S3 down' });
+    assert.deepEqual(state.lastSuccess, { wal: 'B', time: at(9).toISOString() });
+    assert.equal(state.archiveFailing, false);
+    state.seeArchiveOutcome({ wal: 'C', ok: true, dropped: 'dropped WAL file C' }, at(12));
+    state.seeArchiveOutcome({ wal: 'D', ok: true, dropped: 'dropped WAL file D' }, at(14));
+    assert.equal(state.walDropped?.wal, 'C', 'the first drop is where recovery stops');
+    assert.equal(state.lastFailure?.reason, 'S3 down', 'a drop is no failure either');
+  });
+});
+
 describe("pgBackRest's full backups in the report", () => {
   it('lists the latest full backups without error, at most three per repo, with pgBackRest’s end time', () => {
     const backup = (label: string, type: string, stop: number, error = false) => ({

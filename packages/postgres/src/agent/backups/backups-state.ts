@@ -68,10 +68,14 @@ export class BackupsState {
   }
 
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {
-    if (outcome.ok) this.lastSuccess = { wal: outcome.wal, time: now.toISOString() };
-    if (outcome.dropped && !this.walDropped)
-      this.walDropped = { wal: outcome.wal, time: now.toISOString(), reason: outcome.dropped };
-    else this.lastFailure = { wal: outcome.wal, time: now.toISOString(), reason: outcome.reason ?? 'unknown' };
+    const time = now.toISOString();
+    if (!outcome.ok) {
+      this.lastFailure = { wal: outcome.wal, time, reason: outcome.reason ?? 'unknown' };
+      return;
+    }
+    this.lastSuccess = { wal: outcome.wal, time };
+    // pgBackRest reports a drop as a success; the first one marks where recovery stops, until a full backup.
+    if (outcome.dropped && !this.walDropped) this.walDropped = { wal: outcome.wal, time, reason: outcome.dropped };
   }
 
   /** The report's `backups` (archive statistics are added by the reporter from pg_stat_archiver). */

@@ -175,7 +175,7 @@ async function createSlots(db: LocalDb, slots: readonly string[], log: Logger): 
       log.info({ slot }, 'created a replication slot');
     } catch (error) {
       // A promotion and the primary's first pass may both make it: made is what was wanted.
-      if ((error as { code?: string }).code !== DUPLICATE_OBJECT) throw error;
+      if (!(error instanceof pg.DatabaseError) || error.code !== DUPLICATE_OBJECT) throw error;
     }
   }
 }

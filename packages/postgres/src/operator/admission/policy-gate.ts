@@ -6,8 +6,8 @@
  */
 import { admissionPolicyCheckFromEnv, OPERATOR_ENV } from '@kanri/api';
 import { ForbiddenError, isNotFound, type KubeClient, UnknownKindError } from '@kanri/client';
-import { type Condition, type ConditionInput, type ReconcileContext, setCondition } from '@kanri/runtime';
-import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
+import { type ConditionInput, type ReconcileContext, setCondition } from '@kanri/runtime';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { type Observed, observedKey, type PolicyProblem, policyProblem } from './policy-presence.js';
 
 export const ADMISSION_CONDITION = 'AdmissionPolicies';
@@ -98,9 +98,9 @@ export async function refuseWithoutPolicies(
     await ctx.event('Warning', problem.reason, problem.message);
   }
   const conditions = setCondition(
-    (cluster.status?.conditions ?? []) as Condition[],
+    cluster.status?.conditions ?? [],
     admissionCondition(problem, cluster.metadata?.generation),
-  ) as PostgresClusterStatus['conditions'];
+  );
   await ctx.setStatus({ ...cluster.status, conditions });
   return { requeueAfter: POLICY_RECHECK_MS };
 }

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { PostgresBackup } from '../../api/postgres-backup.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import {
-  BACKUP_LABEL,
-  type BackupRecord,
-  planBackups,
-  SCHEDULED_AT_ANNOTATION,
-  splitTypeOption,
-} from './backup-plan.js';
+import { BACKUP_LABEL, planBackups, SCHEDULED_AT_ANNOTATION, splitTypeOption } from './backup-plan.js';
 
 const now = new Date('2026-12-01T10:05:10Z');
 const cluster = (annotations: Record<string, string> = {}, extra: Record<string, unknown> = {}): PostgresCluster =>
@@ -41,7 +36,7 @@ const cluster = (annotations: Record<string, string> = {}, extra: Record<string,
   }) as unknown as PostgresCluster;
 
 const made = (plan: ReturnType<typeof planBackups>) =>
-  plan.create.map((r) => `${r.metadata.name}:${r.spec.type}:${r.spec.trigger}`);
+  plan.create.map((r) => `${r.metadata?.name}:${r.spec.type}:${r.spec.trigger}`);
 
 describe('planBackups', () => {
   it('makes one backup per manual annotation value, with the type from the manual options', () => {
@@ -58,14 +53,14 @@ describe('planBackups', () => {
     // The same value again, with the backup existing: nothing new.
     const again = planBackups({
       cluster: cluster({ 'postgres.kanri.dev/pgbackrest-backup': 'one' }),
-      records: manual as BackupRecord[],
+      records: manual,
       primaryBackups: undefined,
       now,
     });
     assert.equal(again.create.filter((r) => r.spec.trigger === 'annotation').length, 0);
     assert.deepEqual(again.status.pgbackrest?.manualBackup, {
       id: 'one',
-      name: manual[0]?.metadata.name,
+      name: manual[0]?.metadata?.name,
       finished: false,
     });
   });
@@ -73,8 +68,8 @@ describe('planBackups', () => {
   it('creates the latest due scheduled backup once, and none while shut down', () => {
     const plan = planBackups({ cluster: cluster(), records: [], primaryBackups: undefined, now });
     assert.deepEqual(made(plan), ['db-repo1-incr-20261201t100400z:incr:schedule']);
-    assert.equal(plan.create[0]?.metadata.annotations?.[SCHEDULED_AT_ANNOTATION], '2026-12-01T10:04:00.000Z');
-    assert.equal(plan.create[0]?.metadata.labels?.[BACKUP_LABEL.schedule], 'repo1-incremental');
+    assert.equal(plan.create[0]?.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION], '2026-12-01T10:04:00.000Z');
+    assert.equal(plan.create[0]?.metadata?.labels?.[BACKUP_LABEL.schedule], 'repo1-incremental');
     assert.equal(plan.requeueAfterMs, 50_000); // the next run, 10:06:00
     const served = planBackups({ cluster: cluster(), records: plan.create, primaryBackups: undefined, now });
     assert.deepEqual(made(served), []);
@@ -88,7 +83,7 @@ describe('planBackups', () => {
   });
 
   it('fails a Running backup whose heartbeat is stale, and only that one', () => {
-    const running = (name: string, beat: string): BackupRecord => ({
+    const running = (name: string, beat: string): PostgresBackup => ({
       apiVersion: 'postgres.kanri.dev/v1',
       kind: 'PostgresBackup',
       metadata: { name },

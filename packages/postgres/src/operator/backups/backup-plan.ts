@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ConditionInput } from '@kanri/runtime';
 import { BACKUP_OPTIONS, refusedOption } from '../../api/command-options.js';
+import type { PostgresBackup } from '../../api/postgres-backup.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
   API_VERSION,
@@ -25,38 +26,16 @@ export const BACKUP_HEARTBEAT_STALE_MS = 60_000;
 export const BACKUP_LABEL = { schedule: `${GROUP}/backup-schedule`, trigger: `${GROUP}/backup-trigger` } as const;
 export const SCHEDULED_AT_ANNOTATION = `${GROUP}/scheduled-at`;
 
-/** A PostgresBackup as the operator reads and writes it. */
-export interface BackupRecord {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    creationTimestamp?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec: { cluster: string; repoName: string; type: 'full' | 'diff' | 'incr'; options?: string[]; trigger: string };
-  status?: {
-    phase?: string;
-    instance?: string;
-    heartbeatTime?: string;
-    startedAt?: string;
-    completedAt?: string;
-    message?: string;
-  };
-}
-
 export interface BackupPlanInput {
   readonly cluster: PostgresCluster;
-  readonly records: readonly BackupRecord[];
+  readonly records: readonly PostgresBackup[];
   /** The current primary's report of its repos and archive; undefined without a primary. */
   readonly primaryBackups: BackupsReport | undefined;
   readonly now: Date;
 }
 
 export interface BackupPlan {
-  readonly create: BackupRecord[];
+  readonly create: PostgresBackup[];
   readonly fail: { name: string; message: string }[];
   readonly status: { pgbackrest?: Record<string, unknown>; archive?: Record<string, unknown> };
   /** WALArchiving, or undefined to remove it (no repo declared). */
@@ -84,10 +63,10 @@ export function splitTypeOption(options: readonly string[] = []): { type: 'full'
 function record(
   cluster: PostgresCluster,
   name: string,
-  spec: BackupRecord['spec'],
+  spec: PostgresBackup['spec'],
   labels: Record<string, string>,
   annotations: Record<string, string> = {},
-): BackupRecord {
+): PostgresBackup {
   const clusterName = cluster.metadata?.name ?? '';
   return {
     apiVersion: API_VERSION,
@@ -102,12 +81,12 @@ function record(
   };
 }
 
-const finished = (r: BackupRecord) => r.status?.phase === 'Succeeded' || r.status?.phase === 'Failed';
+const finished = (r: PostgresBackup) => r.status?.phase === 'Succeeded' || r.status?.phase === 'Failed';
 
-function outcome(r: BackupRecord | undefined) {
+function outcome(r: PostgresBackup | undefined) {
   if (!r) return { finished: false };
   return {
-    name: r.metadata.name,
+    name: r.metadata?.name ?? '',
     finished: finished(r),
     ...(r.status?.phase === 'Succeeded' ? { succeeded: 1 } : {}),
     ...(r.status?.phase === 'Failed' ? { failed: 1 } : {}),
@@ -120,15 +99,15 @@ export function planBackups(input: BackupPlanInput): BackupPlan {
   const { cluster, records, now } = input;
   const spec = cluster.spec.backups?.pgbackrest;
   const clusterName = cluster.metadata?.name ?? '';
-  const create: BackupRecord[] = [];
+  const create: PostgresBackup[] = [];
   const fail: { name: string; message: string }[] = [];
-  const byName = new Map(records.map((r) => [r.metadata.name, r]));
+  const byName = new Map(records.map((r) => [r.metadata?.name ?? '', r]));
 
   for (const r of records) {
     const beat = Date.parse(r.status?.heartbeatTime ?? r.status?.startedAt ?? '');
     if (r.status?.phase === 'Running' && Number.isFinite(beat) && now.getTime() - beat > BACKUP_HEARTBEAT_STALE_MS) {
       fail.push({
-        name: r.metadata.name,
+        name: r.metadata?.name ?? '',
         message: `${r.status.instance ?? 'the instance'} stopped reporting while the backup ran (last heartbeat ${r.status.heartbeatTime ?? r.status.startedAt})`,
       });
     }
@@ -174,14 +153,14 @@ export function planBackups(input: BackupPlanInput): BackupPlan {
   for (const schedule of declaredSchedules(spec.repos)) {
     const key = `${schedule.repo}-${schedule.key}`;
     const mine = records
-      .filter((r) => r.metadata.labels?.[BACKUP_LABEL.schedule] === key)
+      .filter((r) => r.metadata?.labels?.[BACKUP_LABEL.schedule] === key)
       .sort((a, b) =>
-        (a.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '').localeCompare(
-          b.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '',
+        (a.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '').localeCompare(
+          b.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '',
         ),
       );
     const last = mine[mine.length - 1];
-    const since = new Date(last?.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? created.toISOString());
+    const since = new Date(last?.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION] ?? created.toISOString());
     const due = cluster.spec.shutdown ? undefined : latestDue(schedule.cron, since, now);
     let latest = last;
     if (due) {

@@ -4,7 +4,7 @@
  * cluster directory (`<name>-<uid>`, or `<name>` for paths from before the UID), grants it with
  * its REPO_READERS_ANNOTATION. Reads the operator's cache only.
  */
-import { type Condition, type ReconcileContext, setCondition } from '@kanri/runtime';
+import { type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
 import {
   API_VERSION,
@@ -98,9 +98,9 @@ export function recordRepoPaths(
   if (Object.keys(resolved.paths).length > 0 || recordedRepoPaths(cluster) !== undefined)
     status.pgbackrest = { ...status.pgbackrest, repoPaths: resolved.paths };
   const problems = [...resolved.problems, ...(dataSourceProblem ? [dataSourceProblem] : [])];
-  const conditions = (status.conditions ?? []) as Condition[];
+  const conditions = status.conditions ?? [];
   const concerned = (cluster.spec.backups?.pgbackrest?.repos.length ?? 0) > 0 || cluster.spec.dataSource?.pgbackrest;
-  status.conditions = (
+  status.conditions =
     concerned || problems.length > 0
       ? setCondition(conditions, {
           type: REPO_PATHS_CONDITION,
@@ -112,6 +112,5 @@ export function recordRepoPaths(
               : 'every repo path is in this namespace’s part of the tree, or granted by its owner',
           observedGeneration: cluster.metadata?.generation,
         })
-      : conditions.filter((c) => c.type !== REPO_PATHS_CONDITION)
-  ) as PostgresClusterStatus['conditions'];
+      : conditions.filter((c) => c.type !== REPO_PATHS_CONDITION);
 }

@@ -94,7 +94,6 @@ export function instancePod(input: InstancePodInput): Pod {
           env: [
             ...identityEnv(clusterName),
             { name: ENV.bootstrap, value: bootstrap },
-            { name: ENV.postgresVersion, value: String(input.imageMajor ?? spec.postgresVersion) },
             ...(input.restoreId ? [{ name: ENV.restoreId, value: input.restoreId }] : []),
             ...(input.majorUpgradeFrom ? [{ name: ENV.majorUpgradeFrom, value: String(input.majorUpgradeFrom) }] : []),
           ],

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { CONFIG_KEY } from '../../contract/index.js';
 import { postgresConfig } from './postgres-config.js';
-import { defaultMaxSlotWalKeepSize, quantityBytes } from './wal-retention.js';
+import { defaultMaxSlotWalKeepSize } from './wal-retention.js';
 
 const set = (storage: string) => ({
   replicas: 1,
@@ -15,26 +15,15 @@ const cluster = (storages: string[], parameters?: Record<string, unknown>) =>
     spec: { postgresVersion: 15, instances: storages.map(set), ...(parameters ? { config: { parameters } } : {}) },
   }) as unknown as PostgresCluster;
 
-describe('quantityBytes', () => {
-  it('reads binary and decimal suffixes, fractions and plain bytes', () => {
-    assert.equal(quantityBytes('1Gi'), 2 ** 30);
-    assert.equal(quantityBytes('1.5Gi'), 1.5 * 2 ** 30);
-    assert.equal(quantityBytes('500M'), 500_000_000);
-    assert.equal(quantityBytes('20k'), 20_000);
-    assert.equal(quantityBytes('1073741824'), 2 ** 30);
-  });
-  it('refuses what is not a quantity', () => {
-    assert.equal(quantityBytes('lots'), undefined);
-    assert.equal(quantityBytes('1 Gi'), undefined);
-    assert.equal(quantityBytes('-1Gi'), undefined);
-  });
-});
-
 describe('defaultMaxSlotWalKeepSize', () => {
   it('is a quarter of the data volume, in whole MB', () => {
     assert.equal(defaultMaxSlotWalKeepSize(cluster(['20Gi'])), '5120MB');
     assert.equal(defaultMaxSlotWalKeepSize(cluster(['1Gi'])), '256MB');
     assert.equal(defaultMaxSlotWalKeepSize(cluster(['10G'])), `${Math.floor(10e9 / 4 / 2 ** 20)}MB`);
+  });
+  it('reads every form of quantity Kubernetes reads (the API admits them)', () => {
+    assert.equal(defaultMaxSlotWalKeepSize(cluster(['1e10'])), defaultMaxSlotWalKeepSize(cluster(['10G'])));
+    assert.equal(defaultMaxSlotWalKeepSize(cluster(['.5Ti'])), '131072MB');
   });
   it('follows the smallest instance set: any instance may become the primary', () => {
     assert.equal(defaultMaxSlotWalKeepSize(cluster(['100Gi', '2Gi', '50Gi'])), '512MB');
@@ -44,6 +33,7 @@ describe('defaultMaxSlotWalKeepSize', () => {
   });
   it('is left to postgres when no size can be read', () => {
     assert.equal(defaultMaxSlotWalKeepSize(cluster(['a lot'])), undefined);
+    assert.equal(defaultMaxSlotWalKeepSize(cluster(['0'])), undefined);
   });
 });
 

@@ -1,11 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backupGate, type GateRecord } from './backup-gate.js';
+import type { PostgresBackup, PostgresBackupStatus } from '../../api/postgres-backup.js';
+import { backupGate } from './backup-gate.js';
 
 const now = new Date('2026-12-06T12:00:00Z');
 const DAY = 24 * 3_600_000;
-const record = (name: string, label: string, extra: Partial<GateRecord['spec']> = {}, phase = 'Succeeded') =>
-  ({ metadata: { name }, spec: { repoName: 'repo1', type: 'full', ...extra }, status: { phase, label } }) as GateRecord;
+const record = (
+  name: string,
+  label: string,
+  extra: Partial<PostgresBackup['spec']> = {},
+  phase: PostgresBackupStatus['phase'] = 'Succeeded',
+): PostgresBackup => ({
+  metadata: { name },
+  spec: { cluster: 'db', repoName: 'repo1', type: 'full', trigger: 'manual', ...extra },
+  status: { phase, label },
+});
 const listed = (label: string, hoursAgo: number, repo = 'repo1') => ({
   repo,
   label,

@@ -5,17 +5,12 @@
  * it, contract/instance-report.ts `backups.fullBackups`) agree: the same repo and label, and
  * pgBackRest's end time, not the status's, within the window. Pure.
  */
+import type { PostgresBackup } from '../../api/postgres-backup.js';
 import type { FullBackupReport } from '../../contract/index.js';
 
-/** A PostgresBackup as the gate reads it (already only this cluster's). */
-export interface GateRecord {
-  readonly metadata: { readonly name: string };
-  readonly spec: { readonly repoName: string; readonly type: string };
-  readonly status?: { readonly phase?: string; readonly label?: string } | undefined;
-}
-
 export interface BackupGateInput {
-  readonly records: readonly GateRecord[];
+  /** This cluster's PostgresBackups. */
+  readonly records: readonly PostgresBackup[];
   /** The primary's report of pgBackRest's info; undefined when it has reported none (yet). */
   readonly reported: readonly FullBackupReport[] | undefined;
   readonly now: Date;
@@ -29,7 +24,7 @@ export type BackupGate =
 /**
  * @example
  * ```ts
- * backupGate({ records: [{ metadata: { name: 'b' }, spec: { repoName: 'repo1', type: 'full' }, status: { phase: 'Succeeded', label: 'L' } }],
+ * backupGate({ records: [{ metadata: { name: 'b' }, spec: { cluster: 'db', repoName: 'repo1', type: 'full', trigger: 'manual' }, status: { phase: 'Succeeded', label: 'L' } }],
  *   reported: [{ repo: 'repo1', label: 'L', stoppedAt: new Date().toISOString() }], now: new Date(), withinMs: 86_400_000 });
  * // { open: true, backup: 'b', label: 'L' }
  * ```
@@ -53,13 +48,13 @@ export function backupGate(input: BackupGateInput): BackupGate {
     const listed = input.reported.find((b) => b.repo === claim.spec.repoName && b.label === label);
     if (!listed) {
       unconfirmed.push(
-        `PostgresBackup ${claim.metadata.name} says full backup ${label} in ${claim.spec.repoName}, which pgBackRest's info on the primary does not list`,
+        `PostgresBackup ${claim.metadata?.name} says full backup ${label} in ${claim.spec.repoName}, which pgBackRest's info on the primary does not list`,
       );
       continue;
     }
     // pgBackRest's own end time: a status's completedAt is as forgeable as its phase.
     const age = input.now.getTime() - Date.parse(listed.stoppedAt);
-    if (age >= 0 && age < input.withinMs) return { open: true, backup: claim.metadata.name, label };
+    if (age >= 0 && age < input.withinMs) return { open: true, backup: claim.metadata?.name ?? '', label };
   }
   if (unconfirmed.length === 0) return none;
   return {

@@ -5,9 +5,9 @@
  */
 import type { KubeObject, ReconcileContext } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
+import type { PostgresBackup } from '../../api/postgres-backup.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, BACKUP_KIND, ENV, LABEL, names, readPodReport } from '../../contract/index.js';
-import type { BackupRecord } from '../backups/backup-plan.js';
 import { instancePod } from '../builders/instance-pod.js';
 import { containerFailure } from '../container-failure.js';
 import type { KeptInstance } from '../restore-actions.js';
@@ -31,7 +31,7 @@ function recentFullBackup(
   now: Date,
 ): BackupGate {
   const records = ctx
-    .list<BackupRecord & KubeObject>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
+    .list<PostgresBackup>(API_VERSION, BACKUP_KIND, { namespace: cluster.metadata?.namespace })
     .filter((r) => r.spec?.cluster === cluster.metadata?.name);
   return backupGate({
     records,
@@ -121,9 +121,9 @@ export async function reconcileMajorUpgrade(
       apiVersion: API_VERSION,
       kind: BACKUP_KIND,
       metadata: { name: `${clusterName}-upgrade-${to}`, namespace, labels: { [LABEL.cluster]: clusterName } },
-      spec: { cluster: clusterName, repoName: repos[0].name, type: 'full' as const, trigger: 'upgrade' },
-    };
-    if (await ctx.create(record as BackupRecord & KubeObject))
+      spec: { cluster: clusterName, repoName: repos[0].name, type: 'full', trigger: 'upgrade' },
+    } satisfies PostgresBackup;
+    if (await ctx.create(record))
       await ctx.event(
         'Normal',
         'BackupRequested',

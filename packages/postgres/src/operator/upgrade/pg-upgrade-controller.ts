@@ -3,7 +3,7 @@
  * allows it, and mirrors the cluster's `status.majorUpgrade` into PGO's conditions. The cluster's
  * controller does the upgrade itself.
  */
-import { type Condition, controller, type KubeObject, setCondition } from '@kanri/runtime';
+import { controller, type KubeObject, setCondition } from '@kanri/runtime';
 import type { PGUpgrade } from '../../api/pg-upgrade.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { ANNOTATION, API_VERSION, KIND, PGO_ALLOW_UPGRADE, PGUPGRADE_KIND } from '../../contract/index.js';
@@ -56,7 +56,7 @@ export const pgUpgradeController = controller<PGUpgrade>(API_VERSION, PGUPGRADE_
         `asked PostgresCluster ${clusterName} to upgrade to ${plan.request.postgresVersion}`,
       );
     }
-    let conditions = (upgrade.status?.conditions ?? []) as Condition[];
+    let conditions = upgrade.status?.conditions ?? [];
     for (const c of plan.conditions)
       conditions = setCondition(conditions, { ...c, observedGeneration: upgrade.metadata?.generation });
     await ctx.setStatus({ observedGeneration: upgrade.metadata?.generation, conditions });
