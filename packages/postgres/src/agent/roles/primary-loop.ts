@@ -14,7 +14,7 @@ import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
 import { restartIfRequested } from './restart-in-place.js';
-import { maybeSwitchover } from './switchover.js';
+import { maybeSwitchover, wakeOnSwitchoverOrder } from './switchover.js';
 import { maybeCheckUpgrade } from './upgrade-check.js';
 
 const PRIMARY_TASK_PERIOD_MS = 5_000;
@@ -43,6 +43,7 @@ export async function runPrimaryTasks(
   let historyWrittenAt = Number.NEGATIVE_INFINITY;
   let specVersion: string | undefined;
   let checkpoint: Promise<void> | undefined;
+  leadership.addEventListener('abort', wakeOnSwitchoverOrder(ctx), { once: true });
   while (!leadership.aborted) {
     // First: after a promotion, the new timeline must reach the Lease before anything else.
     historyWrittenAt = await recordHistory(ctx, leadership, historyWrittenAt).catch((error: unknown) => {
