@@ -234,26 +234,24 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       const holder = lease.spec?.holderIdentity ?? '';
       if (request === 'named') assert.equal(holder, value);
       assert.notEqual(holder, primary);
-      // Recorded while the request stands, forgotten once the operator cleared it (the same value
-      // may then come again): the Lease is read first, so a marker gone means a request gone.
-      const served = lease.metadata?.annotations?.[ANNOTATION.switchoverServed];
-      const standing = (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).metadata?.annotations?.[
-        ANNOTATION.switchover
-      ];
-      assert.ok(
-        served === value || (served === undefined && standing === undefined),
-        `served ${served}, request ${standing}`,
+      // The operator ends the request once the primary changed: the annotation and the order go.
+      await waitFor(
+        'the request and its order to be removed',
+        async () =>
+          (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).metadata?.annotations?.[
+            ANNOTATION.switchover
+          ] === undefined &&
+          (await podsOf(env.client, CLUSTER)).every(
+            (p) => p.metadata?.annotations?.[ANNOTATION.switchoverOrder] === undefined,
+          ),
+        60_000,
+        250,
       );
       const lastOld = writer.acks.filter((a) => a.host === oldIP && a.at < first.at).at(-1);
       const unavailableMs = first.at - (lastOld?.at ?? requestedAt);
       assert.deepEqual(await lostOn(first.host), [], 'no acknowledged commit lost');
       const report = await untilRejoined(primary);
-      // Served once: removing the request (if the operator has not yet) changes nothing.
-      await clusters(env.client).patch(
-        CLUSTER,
-        { metadata: { annotations: { [ANNOTATION.switchover]: null } } },
-        { namespace: 'default', type: 'merge' },
-      );
+      // Served once: the new primary did not switch back.
       assert.equal((await leaseOf(env.client, CLUSTER)).spec?.holderIdentity, holder);
       console.log(
         `# switchover (${value}): ${primary} → ${holder}; writes unavailable ${(unavailableMs / 1000).toFixed(2)} s (last ack on the old primary to first on the new); 0 commits lost; ${primary}: ${report.rejoin}`,
@@ -268,24 +266,22 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
       { metadata: { annotations: { [ANNOTATION.switchover]: 'not-a-pod' } } },
       { namespace: 'default', type: 'merge' },
     );
+    const report = await waitFor('the primary to say why', async () => {
+      const r = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
+      return r?.switchover?.startsWith('refused not-a-pod') ? r : undefined;
+    });
+    assert.match(report.switchover ?? '', /not-a-pod is not an instance of this cluster/);
+    assert.ok(report.switchoverServed, 'the primary echoed the order it served');
     await waitFor(
-      'the request to be served',
+      'the operator to remove the served request',
       async () =>
-        (await leaseOf(env.client, CLUSTER)).metadata?.annotations?.[ANNOTATION.switchoverServed] === 'not-a-pod',
+        (await clusters(env.client).get(CLUSTER, { namespace: 'default' })).metadata?.annotations?.[
+          ANNOTATION.switchover
+        ] === undefined,
       60_000,
       250,
     );
-    const report = await waitFor('the primary to say why', async () => {
-      const r = reportOf((await podsOf(env.client, CLUSTER)).find((p) => p.metadata?.name === primary));
-      return r?.switchover?.startsWith('refused') ? r : undefined;
-    });
-    assert.match(report.switchover ?? '', /not-a-pod is not an instance of this cluster/);
     assert.equal((await leaseOf(env.client, CLUSTER)).spec?.holderIdentity, primary);
-    await clusters(env.client).patch(
-      CLUSTER,
-      { metadata: { annotations: { [ANNOTATION.switchover]: null } } },
-      { namespace: 'default', type: 'merge' },
-    );
   });
 
   it('never had two instances accept writes at the same time', async () => {

@@ -148,13 +148,19 @@ describe('an instance identity’s writes', () => {
     );
   });
 
-  it('may publish its own pgBackRest key, never a certificate the operator issues, nor a clone grant (issue 37, finding 4)', async () => {
+  it('may publish its own pgBackRest key, never a certificate the operator issues, an order of the operator, nor a clone grant (issue 37, finding 4)', async () => {
     const key = '-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n';
     assert.equal(
       await attempt(() => patch('db-i-0', { metadata: { annotations: { [ANNOTATION_PGBACKREST_KEY]: key } } })),
       'allowed',
     );
-    for (const annotation of [ANNOTATION_PGBACKREST_CERTIFICATE, ANNOTATION.peerCertificate])
+    // An instance ordering itself to switch over (or restart) would be a request nobody made.
+    for (const annotation of [
+      ANNOTATION_PGBACKREST_CERTIFICATE,
+      ANNOTATION.peerCertificate,
+      ANNOTATION.switchoverOrder,
+      ANNOTATION.restartPostgres,
+    ])
       assert.match(
         await attempt(() => patch('db-i-0', { metadata: { annotations: { [annotation]: 'forged' } } })),
         /^403: .*may change no annotation of its Pod but/,

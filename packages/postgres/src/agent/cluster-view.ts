@@ -15,7 +15,6 @@ import { LeaseFollower } from '@kanri/runtime';
 import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { type PostgresClusterSpec, postgresClusterSpec } from '../api/postgres-cluster.js';
 import {
-  ANNOTATION,
   API_VERSION,
   type HaSettings,
   haSettings,
@@ -27,7 +26,6 @@ import {
 } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
 import type { Logger } from './io/logger.js';
-import { Withdrawals } from './plan/withdrawals.js';
 
 /** Who the primary is: the holder of the leader Lease, and what its Pod says. */
 /** The PostgresCluster as stored: its spec is decoded by the schema, never trusted as typed. */
@@ -46,7 +44,6 @@ export interface LeaderInfo {
 
 export class ClusterView {
   readonly #config: Pick<AgentConfig, 'namespace' | 'cluster'>;
-  readonly #client: KubeClient;
   readonly #log: Logger;
   readonly #cluster: Informer<StoredCluster>;
   readonly #configMap: Informer<ConfigMap>;
@@ -56,7 +53,6 @@ export class ClusterView {
   readonly lease: LeaseFollower;
   #spec: PostgresClusterSpec | undefined;
   #specVersion: string | undefined;
-  readonly #switchoverWithdrawals = new Withdrawals();
 
   constructor(
     client: KubeClient,
@@ -65,7 +61,6 @@ export class ClusterView {
     options: { readonly postgresTls?: boolean } = {},
   ) {
     this.#config = config;
-    this.#client = client;
     this.#log = log;
     const { namespace, cluster } = config;
     const onError = (what: string) => (error: unknown, retryInMs: number) =>
@@ -75,12 +70,6 @@ export class ClusterView {
       fieldSelector: `metadata.name=${cluster}`,
       onError: onError('the PostgresCluster'),
     });
-    // Every version the watch delivers, not only the ones a primary's loop happens to read.
-    this.#cluster.onChange((delta) =>
-      this.#switchoverWithdrawals.see(
-        delta.type === 'deleted' ? undefined : delta.object.metadata?.annotations?.[ANNOTATION.switchover],
-      ),
-    );
     this.#configMap = new Informer(client.resource<ConfigMap>('v1', 'ConfigMap'), {
       namespace,
       fieldSelector: `metadata.name=${names.config(cluster)}`,
@@ -201,30 +190,9 @@ export class ClusterView {
     return haSettings(this.spec);
   }
 
-  /** An annotation on the PostgresCluster (switchover requests and the like). */
+  /** An annotation on the PostgresCluster (`switchover-force` and the like). */
   clusterAnnotation(key: string): string | undefined {
     return this.cluster?.metadata?.annotations?.[key];
-  }
-
-  /**
-   * How often each value of the switchover annotation was withdrawn (cleared, or replaced by
-   * another value) in the versions this agent followed (plan/withdrawals.ts).
-   */
-  get switchoverWithdrawals(): Withdrawals {
-    return this.#switchoverWithdrawals;
-  }
-
-  /**
-   * An annotation on the PostgresCluster as the API server has it now (a consistent list by name,
-   * which the agent's RBAC allows), for when the followed copy may lag behind what just happened.
-   */
-  async freshClusterAnnotation(key: string, signal: AbortSignal): Promise<string | undefined> {
-    const { items } = await this.#client.resource<StoredCluster>(API_VERSION, KIND).list({
-      namespace: this.#config.namespace,
-      fieldSelector: `metadata.name=${this.#config.cluster}`,
-      signal,
-    });
-    return items[0]?.metadata?.annotations?.[key];
   }
 
   /** The ConfigMap's data, undefined while it does not exist. */

@@ -26,6 +26,7 @@ import {
   type LiveStatus,
   names,
   ROLE,
+  readPodReport,
 } from '../contract/index.js';
 import { BackupsState } from './backups/backups-state.js';
 import { runInstanceTlsServer } from './backups/tls-server.js';
@@ -290,6 +291,8 @@ export class InstanceAgent implements HealthSource {
         Promise.all([view.waitForConfig(signal), view.waitForMembers(signal)]),
         new Promise((resolve) => setTimeout(resolve, CONFIG_WAIT_MS).unref()),
       ]);
+      // Nothing is reported before boot: the last agent's report on this Pod is still there.
+      state.recallServed(readPodReport(view.pod(config.podName)));
       unfollowTls = await this.#tls.follow();
       await waitForMaterial(this.#ctx, { config: () => configFollower.missing, tls: () => this.#tls.missing }, signal);
       if (!signal.aborted) await this.#cycle(signal, kept.watchdog);

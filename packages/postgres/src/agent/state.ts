@@ -28,7 +28,10 @@ export interface AgentState {
   readonly vouch: Vouch | undefined;
 }
 
-type Decision = keyof Pick<InstanceReport, 'failover' | 'switchover' | 'rejoin' | 'restartServed'>;
+type Decision = keyof Pick<InstanceReport, 'failover' | 'switchover' | 'switchoverServed' | 'rejoin' | 'restartServed'>;
+
+/** The operator's orders this instance served (their tokens), as its report says. */
+export type ServedOrders = Pick<InstanceReport, 'switchoverServed' | 'restartServed'>;
 
 /**
  * @example
@@ -112,6 +115,19 @@ export class AgentStateStore {
 
   decide(kind: Decision, message: string | undefined): void {
     this.#set({ decisions: { ...this.#state.decisions, [kind]: message } });
+  }
+
+  /**
+   * Takes over the served tokens of the report this instance's last agent wrote (it restarted,
+   * postgres ran on), before this agent reports: an order it served is not served again.
+   */
+  recallServed(previous: ServedOrders | undefined): void {
+    const served = Object.fromEntries(
+      (['switchoverServed', 'restartServed'] as const).flatMap((kind) =>
+        previous?.[kind] !== undefined && this.#state.decisions[kind] === undefined ? [[kind, previous[kind]]] : [],
+      ),
+    );
+    this.#set({ decisions: { ...this.#state.decisions, ...served } });
   }
 
   reportSynchronousStandbys(members: readonly string[] | undefined): void {

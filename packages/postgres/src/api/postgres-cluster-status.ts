@@ -44,7 +44,11 @@ export const postgresClusterStatus = z.object({
   switchover: z
     .object({
       request: z.string().describe('The value of the switchover annotation being served.'),
-      from: z.string().describe('The primary when the request was first seen.'),
+      from: z.string().describe('The primary when the request was first seen: the Pod the order is on.'),
+      token: z
+        .string()
+        .optional()
+        .describe('The token of the order on that Pod (annotation postgres.kanri.dev/switchover-order).'),
     })
     .optional()
     .describe('A switchover in progress.'),

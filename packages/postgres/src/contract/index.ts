@@ -22,3 +22,4 @@ export * from './repo-host-admission-policy.js';
 export * from './repo-host-rbac.js';
 export * from './repo-paths.js';
 export * from './restore-source.js';
+export * from './switchover-order.js';

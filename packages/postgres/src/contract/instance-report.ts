@@ -146,6 +146,11 @@ const instanceReportSchema = z.object({
   failover: z.string().optional(),
   /** The last switchover this instance took part in, e.g. `switched over to db-i-1 in 1.2 s`. */
   switchover: z.string().optional(),
+  /**
+   * The token of the last `ANNOTATION.switchoverOrder` this instance served: switched over,
+   * refused (`switchover` says why) or failed. The operator clears the order once it sees it.
+   */
+  switchoverServed: z.string().optional(),
   /** How this instance last rejoined after losing the primary role: `pg_rewind …` or `re-cloned …`. */
   rejoin: z.string().optional(),
   /** Primary in synchronous mode: the published synchronous standbys (see ANNOTATION.syncStandbys). */

@@ -47,9 +47,9 @@ export const ANNOTATION = {
    */
   peerCertificate: `${GROUP}/peer-certificate`,
   /**
-   * On the PostgresCluster: a planned switchover to the named replica Pod, or `*` for the best one.
-   * The primary's agent serves each value once while it stands (see
-   * {@link ANNOTATION.switchoverServed}); the operator removes the annotation once the primary changed.
+   * On the PostgresCluster, set by the user (or a rolling update): a planned switchover to the
+   * named replica Pod, or `*` for the best one. The operator turns it into one
+   * {@link ANNOTATION.switchoverOrder} and removes it once that was served or the primary changed.
    */
   switchover: `${GROUP}/switchover`,
   /**
@@ -57,8 +57,12 @@ export const ANNOTATION = {
    * otherwise: the new primary would start a timeline whose history the repo lacks).
    */
   switchoverForce: `${GROUP}/switchover-force`,
-  /** On the leader Lease: the switchover annotation value the primary served (or refused); removed once the annotation is gone. */
-  switchoverServed: `${GROUP}/switchover-served`,
+  /**
+   * On the primary's Pod, written by the operator only: `<token>:<target>`
+   * (contract/switchover-order.ts), one per switchover request. The agent serves each token once
+   * and reports it as `switchoverServed`; the operator then removes it.
+   */
+  switchoverOrder: `${GROUP}/switchover-order`,
   /**
    * On the leader Lease, written by the primary in synchronous mode: the Pods (comma-separated)
    * that hold every acknowledged commit. Only one of them may be promoted by a failover.

@@ -24,6 +24,8 @@ export const REPORT_FIELDS_READ = [
   'pendingRestart',
   'controlLimits',
   'restartServed',
+  // The primary served the switchover order (switchover-plan.ts).
+  'switchoverServed',
   'configHash',
   // A new key (a restarted agent) needs its peer certificate (operator/tls/peer-certificates.ts).
   'peerKey',

@@ -49,6 +49,7 @@ describe('instancePodChanged', () => {
       pendingRestart: { pendingRestart: [{ name: 'shared_buffers', running: '2048', wanted: '32MB' }] },
       controlLimits: { controlLimits: { max_connections: 40 } },
       restartServed: { restartServed: 'r1' },
+      switchoverServed: { switchoverServed: 't1' },
       configHash: { configHash: 'c0ffee' },
       peerKey: { peerKey: '-----BEGIN PUBLIC KEY-----\nnew\n-----END PUBLIC KEY-----\n' },
       message: { message: 'cannot reach the primary' },

@@ -12,7 +12,7 @@ import { ignoreNotFound } from '@kanri/client';
 import { controller, generationChanged, type KubeObject, type ReconcileContext, setCondition } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION, API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE } from '../contract/index.js';
+import { API_VERSION, BACKUP_KIND, KIND, LABEL, names, ROLE } from '../contract/index.js';
 import { admissionCondition, admissionPolicyProblem, refuseWithoutPolicies } from './admission/policy-gate.js';
 import { reconcileBackups } from './backups/backup-actions.js';
 import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
@@ -41,6 +41,7 @@ import { reconcileRestarts, reconcileRollout } from './rollout/rollout-actions.j
 import { consentedProjections, dataSourceRefusal } from './secret-consent.js';
 import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
+import { reconcileSwitchover } from './switchover-actions.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
 import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';
@@ -51,9 +52,6 @@ import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';
  * same change twice; a restarted operator announces at most once more.
  */
 const announced = new Map<string, string>();
-
-/** `<pod name>` or `*` (the best replica): asks the agents for a switchover. */
-const SWITCHOVER_ANNOTATION = ANNOTATION.switchover;
 
 function observe(pods: Pod[], claims: PersistentVolumeClaim[]): ObservedInstance[] {
   const byName = new Map<string, { set: string; pod?: Pod; claim?: PersistentVolumeClaim }>();
@@ -250,7 +248,7 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     const ownedSecrets = ctx.list<Secret>('v1', 'Secret', { namespace, ownedBy: cluster });
     for (const name of userSecretsToDelete(cluster, ownedSecrets, primaryUsersReport(instancePods, status.primary)))
       await ctx.delete({ apiVersion: 'v1', kind: 'Secret', name, namespace });
-    const switchover = await trackSwitchover(cluster, status.primary, ctx);
+    const switchover = await reconcileSwitchover(cluster, status, instancePods, ctx);
     if (switchover) status.switchover = switchover;
     if (upgrade.status ?? cluster.status?.majorUpgrade)
       status.majorUpgrade = upgrade.status ?? cluster.status?.majorUpgrade;
@@ -302,45 +300,6 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       ),
     };
   });
-
-/**
- * Switchovers are carried out by the agents (the primary hands its Lease to the target); the
- * operator remembers which primary a request started from, and clears the annotation once the
- * primary has changed, so each request is served once.
- */
-async function trackSwitchover(
-  cluster: PostgresCluster,
-  primary: string | undefined,
-  ctx: ReconcileContext<PostgresCluster>,
-): Promise<{ request: string; from: string } | undefined> {
-  const request = cluster.metadata?.annotations?.[SWITCHOVER_ANNOTATION];
-  if (!request) return undefined;
-  const known = cluster.status?.switchover;
-  if (!known || known.request !== request) {
-    if (!primary) return undefined; // starts once there is a primary to switch from
-    const target = request === '*' ? 'the best replica' : request;
-    if (request !== '*' && !(cluster.status?.instances ?? []).some((i) => i.name === request && i.role === 'replica')) {
-      await ctx.event(
-        'Warning',
-        'SwitchoverTargetInvalid',
-        `switchover target ${request} is not a replica of this cluster`,
-      );
-    } else {
-      await ctx.event('Normal', 'SwitchoverRequested', `switchover from ${primary} to ${target} requested`);
-    }
-    return { request, from: primary };
-  }
-  if (primary && primary !== known.from) {
-    await ctx.event('Normal', 'SwitchoverCompleted', `switchover done: ${known.from} → ${primary}`);
-    await ctx.resource.patch(
-      cluster.metadata?.name ?? '',
-      { metadata: { annotations: { [SWITCHOVER_ANNOTATION]: null } } },
-      { namespace: cluster.metadata?.namespace, type: 'merge', signal: ctx.signal },
-    );
-    return undefined;
-  }
-  return known;
-}
 
 /** The rolling update's next step, shown in status.rollout and the RolloutHalted condition. */
 async function rollout(

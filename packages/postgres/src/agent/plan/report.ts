@@ -45,7 +45,15 @@ export interface ReportInput {
 
 export type ReportDecisions = Pick<
   InstanceReport,
-  'failover' | 'switchover' | 'rejoin' | 'synchronousStandbys' | 'restartServed' | 'users' | 'upgradeCheck' | 'upgrade'
+  | 'failover'
+  | 'switchover'
+  | 'switchoverServed'
+  | 'rejoin'
+  | 'synchronousStandbys'
+  | 'restartServed'
+  | 'users'
+  | 'upgradeCheck'
+  | 'upgrade'
 >;
 
 const ZERO_LSN = '0/0';
@@ -127,6 +135,7 @@ function essentials(report: InstanceReport): string {
     report.message ?? '',
     report.failover ?? '',
     report.switchover ?? '',
+    report.switchoverServed ?? '',
     report.rejoin ?? '',
     report.synchronousStandbys ?? [],
     report.backups?.stanza ?? '',

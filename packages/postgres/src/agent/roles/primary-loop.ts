@@ -14,7 +14,7 @@ import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
 import { restartIfRequested } from './restart-in-place.js';
-import { maybeSwitchover } from './switchover.js';
+import { maybeSwitchover, wakeOnSwitchoverOrder } from './switchover.js';
 import { maybeCheckUpgrade } from './upgrade-check.js';
 
 const PRIMARY_TASK_PERIOD_MS = 5_000;
@@ -43,6 +43,7 @@ export async function runPrimaryTasks(
   let historyWrittenAt = Number.NEGATIVE_INFINITY;
   let specVersion: string | undefined;
   let checkpoint: Promise<void> | undefined;
+  leadership.addEventListener('abort', wakeOnSwitchoverOrder(ctx), { once: true });
   while (!leadership.aborted) {
     // First: after a promotion, the new timeline must reach the Lease before anything else.
     historyWrittenAt = await recordHistory(ctx, leadership, historyWrittenAt).catch((error: unknown) => {
@@ -55,7 +56,7 @@ export async function runPrimaryTasks(
     const version = ctx.view.cluster?.metadata?.resourceVersion;
     if (version !== specVersion) {
       specVersion = version;
-      session.usersDue = true;
+      session.usersChanged();
     }
     if (!session.switching) {
       try {
@@ -64,13 +65,13 @@ export async function runPrimaryTasks(
         if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile replication slots; retrying');
       }
       if (session.usersDue || performance.now() - lastUsersMs > USERS_RESYNC_MS) {
-        session.usersDue = false;
+        session.usersPassStarted();
         lastUsersMs = performance.now();
         try {
           const cluster = { spec: ctx.view.spec, generation: ctx.view.cluster?.metadata?.generation ?? 0 };
           ctx.state.reportUsers(await reconcileUsers(ctx.db, ctx.client, ctx.config, cluster, log, ctx.redactor));
         } catch (error) {
-          session.usersDue = true;
+          session.usersChanged();
           if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile users and databases; retrying');
         }
       }
@@ -145,7 +146,7 @@ async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: 
     case 'wait':
       return action.reason;
     case 'capture':
-      session.syncPending = { members: session.syncConfigured, lsn: action.lsn };
+      session.captureSync(action.lsn);
       // Waiting commits are released only when a standby reports, and an idle standby reports only
       // every wal_receiver_status_interval (10 s): commits stuck on a standby that left would wait
       // that long for the one that replaced it. A WAL record (no transaction, so it waits for
@@ -156,8 +157,7 @@ async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: 
       const value = renderSynchronousStandbyNames(number, action.members);
       files.setSynchronousStandbyNames(value);
       if (await files.write()) postgres.reload();
-      session.syncConfigured = [...action.members];
-      session.syncPending = { members: [...action.members], lsn: undefined };
+      session.configureSync(action.members);
       log.info({ synchronous_standby_names: value }, 'synchronous standbys configured');
       return `configured ${value || 'no synchronous standbys'}`;
     }
@@ -180,7 +180,7 @@ async function syncStep(ctx: AgentContext, session: PrimarySession, leadership: 
         EVENT_REASON.synchronousStandbys,
         `synchronous standbys: ${members.join(', ') || 'none'} (of ${number} required)`,
       );
-      if (members.length === session.syncConfigured.length) session.syncPending = undefined;
+      session.publishedSync(members);
       return '';
     }
   }

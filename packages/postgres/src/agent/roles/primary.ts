@@ -36,7 +36,7 @@ export async function runPrimary(
 ): Promise<Transition | undefined> {
   const { config, log, state } = ctx;
   state.enter('lead', ROLE.primary, 'waiting for the leader Lease');
-  const session = new PrimarySession(ctx.view.switchoverWithdrawals.snapshot());
+  const session = new PrimarySession();
   const failsafe = new PrimaryFailsafe(ctx);
   let leadership: Promise<void> = Promise.resolve();
   // Names the current leadership for the watchdog (see PostgresProcess.disarmWatchdog).
@@ -88,11 +88,10 @@ export async function runPrimary(
     onNewLeader: (identity) => {
       if (identity === config.podName) return;
       // Someone else leads: this former primary must neither write nor campaign.
-      session.takenBy = identity;
-      session.election.abort();
+      session.lostTo(identity);
     },
   });
-  await elector.run(AbortSignal.any([signal, session.election.signal]));
+  await elector.run(AbortSignal.any([signal, session.ended]));
   await leadership;
   reportTakeover();
   // Released on the way out: whoever takes it over is rewound from, once the volume has room.
@@ -118,7 +117,7 @@ async function lead(
   state.enter('lead', ROLE.primary, 'starting postgres as primary');
   state.forgetPrimaryLsn();
   // A former primary that handed the Lease over in a switchover may lead again later.
-  session.switching = false;
+  session.endSwitching();
   // Fencing must not wait for in-flight work (an API request hanging on a dead network path):
   // postgres stops the moment leadership ends.
   const fence = () => void postgres.stop('fast', 2_000);
@@ -133,8 +132,7 @@ async function lead(
     reportTakeover();
   };
   try {
-    session.syncConfigured = initialSynchronous(ctx, fresh);
-    session.syncPending = undefined;
+    session.startSync(initialSynchronous(ctx, fresh));
     const synchronousStandbyNames = renderSynchronousStandbyNames(
       ctx.view.ha.synchronousNumber,
       session.syncConfigured,

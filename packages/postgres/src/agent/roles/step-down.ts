@@ -72,15 +72,14 @@ export async function watchStepDown(
         `${config.podName} ${release ? 'gave up' : 'hands over'} the leader Lease: ${decision.why}`,
       );
       if (release) {
-        session.steppedDown = decision.why;
         ctx.state.decide('failover', `stepped down: ${decision.why}`);
-        session.election.abort();
+        session.stepDown(decision.why);
       } else {
         retryAt = now + SWITCH_OVER_RETRY_MS;
         const why = decision.why;
         attempt = switchOverFromFullVolume(ctx, session, leadership, decision.to, why)
           .then((handed) => {
-            if (handed) session.steppedDown = why;
+            if (handed) session.stepDown(why);
           })
           .catch((error: unknown) => log.warn({ err: error }, 'handing over from a full volume failed'))
           .finally(() => {

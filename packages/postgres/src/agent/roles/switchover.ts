@@ -1,12 +1,13 @@
 /**
  * A planned switchover, served by the primary: stop writes cleanly, wait until the chosen replica
- * has received the shutdown checkpoint, and hand the Lease over to it. Each annotation value is
- * served once while it stands (recorded on the Lease, and forgotten once the annotation is gone);
- * a failure leaves a reason and the primary running.
+ * has received the shutdown checkpoint, and hand the Lease over to it. The operator orders it on
+ * this Pod (ANNOTATION.switchoverOrder, contract/switchover-order.ts); each order's token is
+ * served once, switched over, refused or failed, and echoed as the report's `switchoverServed`.
+ * A failure leaves a reason and the primary running.
  */
-import { annotateLease, handOverLease, holderOf } from '@kanri/runtime';
+import { handOverLease, holderOf } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
-import { ANNOTATION, EVENT_REASON } from '../../contract/index.js';
+import { ANNOTATION, EVENT_REASON, parseSwitchoverOrder } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { fetchPeerStatus } from '../io/peer-status.js';
 import { untilAccepting } from '../io/retry.js';
@@ -24,58 +25,43 @@ export async function maybeSwitchover(
   leadership: AbortSignal,
 ): Promise<void> {
   const { config, view, state, log } = ctx;
-  const request = view.clusterAnnotation(ANNOTATION.switchover);
-  if (!request) {
-    // A value is served once only while it stands: once the operator cleared it (or the user
-    // withdrew it), the same value again (`*` twice, or a rollout's target) is a new request.
-    if (view.lease.view?.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === undefined) return;
-    // The followed cluster can lag behind a handover: a new primary that has not seen the request
-    // yet must not forget it, or it would serve it again and switch back. Only a fresh read says
-    // it is gone.
-    if ((await view.freshClusterAnnotation(ANNOTATION.switchover, leadership)) !== undefined) return;
-    const written = await annotateLease(
-      ctx.leaseRef,
-      { [ANNOTATION.switchoverServed]: null },
-      { signal: leadership, onlyIfHolder: config.podName },
-    );
-    if (written) view.lease.see(written);
-    return;
-  }
+  const order = parseSwitchoverOrder(view.pod(config.podName)?.metadata?.annotations?.[ANNOTATION.switchoverOrder]);
+  if (!order || order.token === state.snapshot().decisions.switchoverServed) return;
+  // Only the holder serves: an order left on a former primary's Pod is the operator's to clear.
   const lease = await view.lease.refresh(leadership);
   if (holderOf(lease) !== config.podName) return;
-  // Served already, unless the request was withdrawn since: the operator cleared it and the same
-  // value came back before this loop saw it gone (and forgot the record above).
-  if (
-    lease.lease?.metadata?.annotations?.[ANNOTATION.switchoverServed] === request &&
-    view.switchoverWithdrawals.of(request) === (session.servedAsOf.get(request) ?? 0)
-  )
-    return;
+  const request = order.target;
   if (ctx.backups.archiveFailing && view.clusterAnnotation(ANNOTATION.switchoverForce) !== 'true') {
     const why = `WAL archiving fails (${ctx.backups.lastFailure?.reason ?? 'see WALArchiving'})`;
     state.decide('switchover', `waiting: ${why}; set ${ANNOTATION.switchoverForce}=true to go ahead anyway`);
     return;
   }
-  const withdrawals = view.switchoverWithdrawals.snapshot();
-  const markServed = () =>
-    annotateLease(ctx.leaseRef, { [ANNOTATION.switchoverServed]: request }, { signal: leadership })
-      .then((written) => {
-        if (!written) return;
-        view.lease.see(written);
-        session.servedAsOf = withdrawals;
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'cannot update the leader Lease'));
+  // Echoed only with the outcome final: a refusal, or a switchover's end while the report still
+  // says not ready. The operator reads an echo from a ready primary as a request that ended here.
+  const served = () => state.decide('switchoverServed', order.token);
   const target = await chooseTarget(ctx, request);
   if ('why' in target) {
     state.decide('switchover', `refused ${request}: ${target.why}`);
     log.warn({ request, why: target.why }, 'switchover refused');
     ctx.events.record('Warning', EVENT_REASON.switchoverRefused, `switchover to ${request} refused: ${target.why}`);
-    await markServed();
+    served();
     return;
   }
-  await switchOverTo(ctx, session, leadership, target, {
-    reason: `switchover requested (${request})`,
-    served: request,
-    onFailure: markServed,
+  await switchOverTo(ctx, session, leadership, target, { reason: `switchover requested (${request})`, served });
+}
+
+/**
+ * Wakes the primary's tasks when the order on this Pod changes, so that it is served at once
+ * instead of a task period later; returns the unsubscribe function.
+ */
+export function wakeOnSwitchoverOrder(ctx: AgentContext): () => void {
+  const order = () => ctx.view.pod(ctx.config.podName)?.metadata?.annotations?.[ANNOTATION.switchoverOrder];
+  let seen = order();
+  return ctx.view.onPodsChange(() => {
+    const now = order();
+    if (now === seen) return;
+    seen = now;
+    ctx.primaryWakeup.wake();
   });
 }
 
@@ -97,7 +83,7 @@ export async function switchOverFromFullVolume(
     ctx.state.decide('switchover', `cannot hand over from a full data volume: ${target.why}`);
     return false;
   }
-  return switchOverTo(ctx, session, leadership, target, { reason: full, onFailure: async () => undefined });
+  return switchOverTo(ctx, session, leadership, target, { reason: full });
 }
 
 /** Stops writes cleanly, waits until `target` has the final WAL, and hands the Lease over; true once handed. */
@@ -108,16 +94,15 @@ async function switchOverTo(
   target: { readonly name: string; readonly ip: string },
   request: {
     readonly reason: string;
-    /** The annotation value served, recorded on the Lease with the hand-over. */
-    readonly served?: string;
-    readonly onFailure: () => Promise<unknown>;
+    /** Records the order as served, once it is: handed over, or failed (postgres not yet back). */
+    readonly served?: () => void;
   },
 ): Promise<boolean> {
   const { config, view, state, log, postgres } = ctx;
   const started = performance.now();
   const { name, ip } = target;
   log.info({ target: name }, 'switchover: stopping writes');
-  session.switching = true;
+  session.beginSwitching();
   state.setPhase(`switching over to ${name}`, { report: true });
   let handed = false;
   try {
@@ -141,10 +126,7 @@ async function switchOverTo(
       from: config.podName,
       to: name,
       reason: request.reason,
-      annotations: {
-        [ANNOTATION.syncStandbys]: null,
-        ...(request.served !== undefined ? { [ANNOTATION.switchoverServed]: request.served } : {}),
-      },
+      annotations: { [ANNOTATION.syncStandbys]: null },
       signal: leadership,
     });
     if (!written) throw new Error('could not hand the leader Lease over');
@@ -161,8 +143,8 @@ async function switchOverTo(
       EVENT_REASON.switchover,
       `switchover from ${config.podName} to ${name} (Lease handed over in ${ms} ms)`,
     );
-    session.takenBy = name;
-    session.election.abort();
+    request.served?.();
+    session.lostTo(name);
   } catch (error) {
     const why = ctx.redactor.describe(error);
     log.error({ err: error, target: name }, 'switchover failed; staying primary');
@@ -170,15 +152,15 @@ async function switchOverTo(
     ctx.events.record('Warning', EVENT_REASON.switchoverRefused, `switchover to ${name} failed: ${why}`);
     // Writes are no longer being stopped: a postgres that does not come back (a full volume) is
     // an outage from here, which roles/step-down.ts must be able to see.
-    session.switching = false;
-    await request.onFailure();
+    session.endSwitching();
+    request.served?.();
     if (!leadership.aborted) {
       postgres.start();
       await untilAccepting(ctx.db, leadership);
       state.setPhase(undefined, { report: true });
     }
   } finally {
-    if (!handed) session.switching = false;
+    if (!handed) session.endSwitching();
   }
   return handed;
 }

@@ -1,8 +1,8 @@
 /**
  * Carries out the rolling update's next step (rollout-plan.ts): deletes the Pod to replace (the
- * controller recreates it from the current spec, on the same volume) or asks the agents for a
- * switchover through the cluster's annotation. One step per reconcile; Pod and report changes
- * wake the controller for the next.
+ * controller recreates it from the current spec, on the same volume) or asks for a switchover
+ * through the cluster's annotation, as a user would (switchover-actions.ts orders it). One step
+ * per reconcile; Pod and report changes wake the controller for the next.
  */
 import type { ReconcileContext } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
