@@ -32,6 +32,7 @@ import { type ResolvedSource, resolveCloneSource } from './backups/restore-sourc
 import { certificateAuthorityProblem, decodeSecretData } from './backups/tls-plan.js';
 import { cloneSourcePolicy } from './builders/network-policy.js';
 import { isInitialised } from './cluster-status.js';
+import type { StepOutcome } from './step-outcome.js';
 import { liveSecret } from './tls/certificate-authority.js';
 
 type Context = ReconcileContext<PostgresCluster>;
@@ -152,7 +153,7 @@ export async function reconcileCloneGrantsOfSource(cluster: PostgresCluster, ctx
  * const clone = cluster.spec.dataSource ? await resolveClone(cluster, ctx) : {};
  * ```
  */
-export async function resolveClone(cluster: PostgresCluster, ctx: Context): Promise<ResolvedSource> {
+export async function resolveClone(cluster: PostgresCluster, ctx: Context): Promise<StepOutcome & ResolvedSource> {
   const namespace = cluster.metadata?.namespace;
   const sourceName = cluster.spec.dataSource?.postgresCluster?.clusterName;
   const source = sourceName
@@ -197,15 +198,36 @@ export async function reconcileCloneSourcePolicy(
   source: RestoreSource | undefined,
   initialised: boolean,
   instancePods: readonly Pod[],
-): Promise<void> {
+): Promise<StepOutcome> {
   const restoring = source !== undefined && isCloneRestoring(initialised, instancePods);
   const policy = restoring ? cloneSourcePolicy(cluster, source) : undefined;
   if (policy) {
     await ctx.apply(policy);
-    return;
+    return {};
   }
   const name = names.cloneSourcePolicy(cluster.metadata?.name ?? '');
   const namespace = cluster.metadata?.namespace;
   if (ctx.get('networking.k8s.io/v1', 'NetworkPolicy', name, namespace))
     await ctx.delete({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', name, namespace });
+  return {};
+}
+
+/**
+ * Warns (log and Event) why a cluster not initialised yet cannot clone its data source.
+ *
+ * @example
+ * ```ts
+ * await reportDataSourceProblem(ctx, initialised, clone.problem);
+ * ```
+ */
+export async function reportDataSourceProblem(
+  ctx: Context,
+  initialised: boolean,
+  problem: string | undefined,
+): Promise<StepOutcome> {
+  if (!initialised && problem) {
+    ctx.log.warn({ problem }, 'cannot clone yet');
+    await ctx.event('Warning', 'DataSourceNotReady', problem);
+  }
+  return {};
 }

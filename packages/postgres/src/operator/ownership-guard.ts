@@ -11,10 +11,11 @@
  */
 import { ignoreNotFound } from '@kanri/client';
 import type { KubeObject, ReconcileContext } from '@kanri/runtime';
-import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
+import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { GROUP, LABEL } from '../contract/index.js';
 import { foreignOwner } from './ownership.js';
 import { reportProblem } from './problem-condition.js';
+import type { StepOutcome } from './step-outcome.js';
 
 type Context = ReconcileContext<PostgresCluster>;
 
@@ -90,27 +91,25 @@ export function guardOwnership(given: Context, cluster: PostgresCluster): { ctx:
 }
 
 /**
- * Sets (or removes) the `ForeignObjects` condition in `status`, with a Warning Event when what it
- * says changes.
+ * The `ForeignObjects` condition (or its removal), with a Warning Event when what it says changes.
  *
  * @example
  * ```ts
- * await reportForeignObjects(cluster, ctx, status, foreign);
+ * outcomes.push(await reportForeignObjects(cluster, ctx, foreign));
  * ```
  */
 export async function reportForeignObjects(
   cluster: PostgresCluster,
   ctx: Context,
-  status: PostgresClusterStatus,
   foreign: readonly ForeignObject[],
-): Promise<void> {
+): Promise<StepOutcome> {
   const held = foreign.map((f) => `${f.kind} ${f.name} is held by ${f.owner}`).join('; ');
   const message = `${held}. The cluster neither uses nor changes them, and creates no Pod until each is renamed or deleted (or, to hand one to this cluster, has no controller and the label ${LABEL.cluster}=${cluster.metadata?.name})`;
-  await reportProblem(
+  const change = await reportProblem(
     cluster,
     ctx,
-    status,
     FOREIGN_OBJECTS_CONDITION,
     foreign.length > 0 ? { reason: 'NameTakenByAnotherOwner', message, eventReason: 'ForeignObject' } : undefined,
   );
+  return { conditions: [change] };
 }

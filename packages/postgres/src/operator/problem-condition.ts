@@ -3,8 +3,9 @@
  * `SecretsRefused`): True with what is wrong, a Warning Event whenever that changes, and gone once
  * it is fixed.
  */
-import { type ReconcileContext, setCondition } from '@kanri/runtime';
-import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
+import type { ReconcileContext } from '@kanri/runtime';
+import type { PostgresCluster } from '../api/postgres-cluster.js';
+import { type ConditionChange, removeCondition } from './step-outcome.js';
 
 export interface Problem {
   readonly reason: string;
@@ -14,32 +15,28 @@ export interface Problem {
 }
 
 /**
- * Sets condition `type` in `status` for `problem`, or removes it when there is none.
+ * Condition `type` for `problem`, or its removal when there is none; a Warning Event when what
+ * it says changed since the status the cluster has.
  *
  * @example
  * ```ts
- * await reportProblem(cluster, ctx, status, 'SecretsRefused', refused.length ? { reason: 'SecretNotAllowed', message, eventReason: 'SecretRefused' } : undefined);
+ * const change = await reportProblem(cluster, ctx, 'SecretsRefused', refused.length ? { reason: 'SecretNotAllowed', message, eventReason: 'SecretRefused' } : undefined);
  * ```
  */
 export async function reportProblem(
   cluster: PostgresCluster,
   ctx: Pick<ReconcileContext<PostgresCluster>, 'event'>,
-  status: PostgresClusterStatus,
   type: string,
   problem: Problem | undefined,
-): Promise<void> {
-  const conditions = status.conditions ?? [];
-  if (!problem) {
-    status.conditions = conditions.filter((c) => c.type !== type);
-    return;
-  }
+): Promise<ConditionChange> {
+  if (!problem) return removeCondition(type);
   const previous = cluster.status?.conditions?.find((c) => c.type === type);
   if (previous?.message !== problem.message) await ctx.event('Warning', problem.eventReason, problem.message);
-  status.conditions = setCondition(conditions, {
+  return {
     type,
     status: 'True',
     reason: problem.reason,
     message: problem.message,
     observedGeneration: cluster.metadata?.generation,
-  });
+  };
 }

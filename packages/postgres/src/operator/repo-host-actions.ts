@@ -11,6 +11,7 @@ import { reconcilePgbackrestTls } from './backups/tls-certificates.js';
 import { REPO_HOST_SPEC_ANNOTATION, repoHostPod, repoHostRbac, repoVolumeClaims } from './builders/repo-host.js';
 import { reconcileCloneGrantsOfSource } from './clone-actions.js';
 import { createIfMissing } from './create-if-missing.js';
+import type { StepOutcome } from './step-outcome.js';
 
 /**
  * While the spec declares a volume repo (and the cluster is not shut down): creates the repo
@@ -29,7 +30,7 @@ export async function reconcileRepoHost(
   ctx: ReconcileContext<PostgresCluster>,
   pods: readonly Pod[],
   claims: readonly PersistentVolumeClaim[],
-): Promise<void> {
+): Promise<StepOutcome> {
   const name = names.repoHost(cluster.metadata?.name ?? '');
   const existing = pods.find((p) => p.metadata?.name === name);
   const volume = hasVolumeRepo(cluster.spec.backups?.pgbackrest);
@@ -69,4 +70,5 @@ export async function reconcileRepoHost(
   }
   if (volume) await reconcilePgbackrestTls(cluster, ctx, pods);
   if (existing && !existing.metadata?.deletionTimestamp) await reconcileCloneGrantsOfSource(cluster, ctx, existing);
+  return {};
 }

@@ -10,6 +10,7 @@ import { planRestore, type RestorePlan, type RestorePod } from './backups/restor
 import { dataVolumeClaim } from './builders/data-volume-claim.js';
 import { instancePod } from './builders/instance-pod.js';
 import { withTemplateHash } from './rollout/pod-template-hash.js';
+import type { StepOutcome } from './step-outcome.js';
 
 export interface KeptInstance {
   readonly name: string;
@@ -28,13 +29,25 @@ export function restorePod(pod: Pod): RestorePod {
   };
 }
 
-/** Plans and performs this reconcile's step of an in-place restore; resolves the plan. */
+/** How soon a restore in progress looks again: it moves on as Pods go and reports arrive, but not only then. */
+const RESTORE_RECHECK_MS = 2_000;
+
+/**
+ * Plans and performs this reconcile's step of an in-place restore; resolves the plan, with the
+ * restore's status and, while it runs, a look again soon.
+ *
+ * @example
+ * ```ts
+ * const restore = await reconcileRestore(cluster, ctx, instancePods, plan.keep);
+ * const ownsInstances = restore.plan.active; // until the restore is done
+ * ```
+ */
 export async function reconcileRestore(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
   pods: readonly Pod[],
   instances: readonly KeptInstance[],
-): Promise<RestorePlan> {
+): Promise<StepOutcome & { readonly plan: RestorePlan }> {
   const namespace = cluster.metadata?.namespace;
   const plan = planRestore({
     cluster,
@@ -76,5 +89,9 @@ export async function reconcileRestore(
       ) as Pod & KubeObject,
     );
   }
-  return plan;
+  return {
+    plan,
+    ...(plan.active && !plan.status?.finished ? { requeueAfterMs: RESTORE_RECHECK_MS } : {}),
+    ...(plan.status ? { status: { pgbackrest: { restore: plan.status } } } : {}),
+  };
 }

@@ -7,7 +7,7 @@
 import { ignoreNotFound } from '@kanri/client';
 import type { ReconcileContext } from '@kanri/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.js';
-import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
+import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { reportProblem } from './problem-condition.js';
 import {
   planSecretConsent,
@@ -17,6 +17,7 @@ import {
   secretReferences,
   withConsentedSecrets,
 } from './secret-consent.js';
+import type { StepOutcome } from './step-outcome.js';
 
 type Context = ReconcileContext<PostgresCluster>;
 
@@ -77,22 +78,18 @@ export async function readConsentedSecret(
   return secretConsentProblem(name, secret, cluster) === undefined ? secret : undefined;
 }
 
-/**
- * Sets (or removes) the `SecretsRefused` condition in `status`, with a Warning Event when what it
- * says changes.
- */
+/** The `SecretsRefused` condition (or its removal), with a Warning Event when what it says changes. */
 export async function reportSecretConsent(
   cluster: PostgresCluster,
   ctx: Context,
-  status: PostgresClusterStatus,
   refused: readonly RefusedSecret[],
-): Promise<void> {
+): Promise<StepOutcome> {
   const message = `${refused.map((r) => `${r.field}: ${r.why}`).join('; ')}. It is not used, nor mounted into any Pod, and rolling updates wait until it is allowed or the field changes`;
-  await reportProblem(
+  const change = await reportProblem(
     cluster,
     ctx,
-    status,
     SECRETS_REFUSED_CONDITION,
     refused.length > 0 ? { reason: 'SecretNotAllowed', message, eventReason: 'SecretRefused' } : undefined,
   );
+  return { conditions: [change] };
 }

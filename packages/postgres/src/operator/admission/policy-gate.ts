@@ -6,8 +6,9 @@
  */
 import { admissionPolicyCheckFromEnv, OPERATOR_ENV } from '@kanri/api';
 import { ForbiddenError, isNotFound, type KubeClient, UnknownKindError } from '@kanri/client';
-import { type ConditionInput, type ReconcileContext, setCondition } from '@kanri/runtime';
+import type { ConditionInput, ReconcileContext } from '@kanri/runtime';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import type { StepOutcome } from '../step-outcome.js';
 import { type Observed, observedKey, type PolicyProblem, policyProblem } from './policy-presence.js';
 
 export const ADMISSION_CONDITION = 'AdmissionPolicies';
@@ -51,7 +52,6 @@ async function read(client: KubeClient, signal: AbortSignal): Promise<PolicyProb
  * @example
  * ```ts
  * const problem = await admissionPolicyProblem(ctx.client, ctx.signal);
- * if (problem) return refuseWithoutPolicies(cluster, ctx, problem);
  * ```
  */
 export async function admissionPolicyProblem(
@@ -79,28 +79,27 @@ export function admissionCondition(problem: PolicyProblem | undefined, observedG
 }
 
 /**
- * Stops the reconcile of `cluster` short of creating anything: records why in its status (and an
- * Event when the reason is new) and asks to be looked at again soon.
+ * The gate of `cluster`'s reconcile: with its policies in force, the `AdmissionPolicies`
+ * condition saying so; without, a halt short of creating anything, with the condition saying why
+ * (and an Event when the reason is new) and a look again soon.
  *
  * @example
  * ```ts
- * if (problem) return refuseWithoutPolicies(cluster, ctx, problem);
+ * const gate = await admissionGate(cluster, ctx);
+ * if (gate.halt) return haltReconcile(cluster, ctx, gate);
  * ```
  */
-export async function refuseWithoutPolicies(
+export async function admissionGate(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
-  problem: PolicyProblem,
-): Promise<{ requeueAfter: number }> {
+): Promise<StepOutcome> {
+  const problem = await admissionPolicyProblem(ctx.client, ctx.signal);
+  const condition = admissionCondition(problem, cluster.metadata?.generation);
+  if (!problem) return { conditions: [condition] };
   const previous = cluster.status?.conditions?.find((c) => c.type === ADMISSION_CONDITION);
   if (previous?.status !== 'False' || previous.message !== problem.message) {
     ctx.log.warn({ reason: problem.reason }, problem.message);
     await ctx.event('Warning', problem.reason, problem.message);
   }
-  const conditions = setCondition(
-    cluster.status?.conditions ?? [],
-    admissionCondition(problem, cluster.metadata?.generation),
-  );
-  await ctx.setStatus({ ...cluster.status, conditions });
-  return { requeueAfter: POLICY_RECHECK_MS };
+  return { halt: problem.reason, conditions: [condition], requeueAfterMs: POLICY_RECHECK_MS };
 }

@@ -3,24 +3,30 @@
  * those whose instance stopped heartbeating fail, and the primary's report of its repos and
  * archive is folded into the cluster's status. What to do is decided by backup-plan.ts.
  */
-import { type ReconcileContext, setCondition } from '@kanri/runtime';
+import type { ReconcileContext } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresBackup } from '../../api/postgres-backup.js';
-import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { API_VERSION, BACKUP_KIND, LABEL, readPodReport } from '../../contract/index.js';
+import { removeCondition, type StepOutcome } from '../step-outcome.js';
 import { planBackups } from './backup-plan.js';
 
 /**
  * Creates the PostgresBackups that are due, fails those whose instance stopped heartbeating, and
- * folds the primary's report of its repos and archive into `status` (see backups/backup-plan.ts).
- * Resolves when the next schedule is due.
+ * resolves the primary's report of its repos and archive as status (see backups/backup-plan.ts),
+ * the `WALArchiving` condition, and when the next schedule is due.
+ *
+ * @example
+ * ```ts
+ * outcomes.push(await reconcileBackups(cluster, ctx, observed.primary, pods));
+ * ```
  */
 export async function reconcileBackups(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
-  status: PostgresClusterStatus,
+  primary: string | undefined,
   pods: readonly Pod[],
-): Promise<number | undefined> {
+): Promise<StepOutcome> {
   // Users may create PostgresBackups themselves (naming the cluster in spec.cluster): the label
   // lets the primary's agent, which selects by it, see them too.
   const records = ctx
@@ -30,7 +36,7 @@ export async function reconcileBackups(
     if (r.metadata?.labels?.[LABEL.cluster] !== cluster.metadata?.name)
       await ctx.applyMetadata(r, { labels: { [LABEL.cluster]: cluster.metadata?.name ?? '' } });
   }
-  const primaryPod = pods.find((p) => p.metadata?.name === status.primary);
+  const primaryPod = pods.find((p) => p.metadata?.name === primary);
   const plan = planBackups({
     cluster,
     records,
@@ -57,10 +63,13 @@ export async function reconcileBackups(
       );
     await ctx.event('Warning', 'BackupFailed', `backup ${name} failed: ${message}`);
   }
-  Object.assign(status, plan.status);
-  const conditions = status.conditions ?? [];
-  status.conditions = plan.condition
-    ? setCondition(conditions, { ...plan.condition, observedGeneration: cluster.metadata?.generation })
-    : conditions.filter((c) => c.type !== 'WALArchiving');
-  return plan.requeueAfterMs;
+  return {
+    status: plan.status,
+    conditions: [
+      plan.condition
+        ? { ...plan.condition, observedGeneration: cluster.metadata?.generation }
+        : removeCondition('WALArchiving'),
+    ],
+    ...(plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {}),
+  };
 }

@@ -4,8 +4,8 @@
  * cluster directory (`<name>-<uid>`, or `<name>` for paths from before the UID), grants it with
  * its REPO_READERS_ANNOTATION. Reads the operator's cache only.
  */
-import { type ReconcileContext, setCondition } from '@kanri/runtime';
-import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
+import type { ReconcileContext } from '@kanri/runtime';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import {
   API_VERSION,
   grantsRepoReader,
@@ -13,6 +13,7 @@ import {
   REPO_READERS_ANNOTATION,
   recordedRepoPaths,
 } from '../../contract/index.js';
+import { type ConditionChange, removeCondition, type StepOutcome } from '../step-outcome.js';
 import { type ForeignPath, planRepoPaths } from './repo-paths.js';
 
 /**
@@ -79,30 +80,27 @@ export function resolveRepoPaths(
 export const REPO_PATHS_CONDITION = 'RepoPathsGranted';
 
 /**
- * Records the repo paths in `status.pgbackrest.repoPaths`, and the RepoPathsGranted condition
- * naming what is missing (for a cluster with a repo or a data source repo; none otherwise).
+ * The repo paths to record in `status.pgbackrest.repoPaths`, and the RepoPathsGranted condition
+ * naming what is missing (for a cluster with a repo or a data source repo; removed otherwise).
  *
  * @example
  * ```ts
- * recordRepoPaths(cluster, status, resolveRepoPaths(cluster, ctx), clone.grantMissing ? clone.problem : undefined);
+ * outcomes.push(recordRepoPaths(cluster, resolveRepoPaths(cluster, ctx), clone.grantMissing ? clone.problem : undefined));
  * ```
  */
 export function recordRepoPaths(
   cluster: PostgresCluster,
-  status: PostgresClusterStatus,
   resolved: { readonly paths: Record<string, string>; readonly problems: readonly string[] },
   dataSourceProblem: string | undefined,
-): void {
+): StepOutcome {
   // Kept once recorded, even empty: a repo declared later is a new one (the default path), never
   // taken for one from before paths were recorded.
-  if (Object.keys(resolved.paths).length > 0 || recordedRepoPaths(cluster) !== undefined)
-    status.pgbackrest = { ...status.pgbackrest, repoPaths: resolved.paths };
+  const record = Object.keys(resolved.paths).length > 0 || recordedRepoPaths(cluster) !== undefined;
   const problems = [...resolved.problems, ...(dataSourceProblem ? [dataSourceProblem] : [])];
-  const conditions = status.conditions ?? [];
   const concerned = (cluster.spec.backups?.pgbackrest?.repos.length ?? 0) > 0 || cluster.spec.dataSource?.pgbackrest;
-  status.conditions =
+  const condition: ConditionChange =
     concerned || problems.length > 0
-      ? setCondition(conditions, {
+      ? {
           type: REPO_PATHS_CONDITION,
           status: problems.length > 0 ? 'False' : 'True',
           reason: problems.length > 0 ? 'GrantMissing' : 'OwnOrGranted',
@@ -111,6 +109,10 @@ export function recordRepoPaths(
               ? problems.join('; ')
               : 'every repo path is in this namespace’s part of the tree, or granted by its owner',
           observedGeneration: cluster.metadata?.generation,
-        })
-      : conditions.filter((c) => c.type !== REPO_PATHS_CONDITION);
+        }
+      : removeCondition(REPO_PATHS_CONDITION);
+  return {
+    ...(record ? { status: { pgbackrest: { repoPaths: resolved.paths } } } : {}),
+    conditions: [condition],
+  };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { grantsRepoReader, REPO_READERS_ANNOTATION } from '../../contract/index.js';
+import { withOutcome } from '../step-outcome.js';
 import { recordRepoPaths, resolveRepoPaths } from './repo-grants.js';
 import { foreignRepoPath, normalRepoPath, planRepoPaths } from './repo-paths.js';
 import { resolveCloneSource } from './restore-source.js';
@@ -92,8 +93,7 @@ describe('repo paths (issue 37, finding 12: namespaces sharing credentials never
     assert.deepEqual(granted.problems, []);
     assert.match(resolveRepoPaths(cluster, ctx([])).problems[0] ?? '', /no PostgresCluster there owns it/);
 
-    const status: NonNullable<PostgresCluster['status']> = {};
-    recordRepoPaths(cluster, status, refused, undefined);
+    const status = withOutcome({}, recordRepoPaths(cluster, refused, undefined));
     assert.deepEqual(status.pgbackrest?.repoPaths, { repo3: '/pgbackrest/dev/copy-u-2/repo3' });
     const condition = status.conditions?.find((c) => c.type === 'RepoPathsGranted');
     assert.equal(condition?.status, 'False');

@@ -12,6 +12,7 @@ import { parametersHash } from '../builders/postgres-config.js';
 import { readReport } from '../cluster-status.js';
 import { containerFailure } from '../container-failure.js';
 import type { PlannedInstance } from '../instance-plan.js';
+import type { StepOutcome } from '../step-outcome.js';
 import { podTemplateHash } from './pod-template-hash.js';
 import { planRestart } from './restart-plan.js';
 import { planRollout, ROLLOUT_READY_TIMEOUT_MS, type RolloutMember, type RolloutStep } from './rollout-plan.js';
@@ -48,7 +49,7 @@ function member(
  * Plans and takes the rollout's next step; resolves the step (for the status), or undefined when
  * no rollout can run now (shut down, not initialised, mid-failover).
  */
-export async function reconcileRollout(
+async function rolloutStep(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
   pods: readonly Pod[],
@@ -112,7 +113,7 @@ export async function reconcileRollout(
  * (restart-plan.ts), asked of the agent through its Pod's annotation. Resolves the step for the
  * status, or undefined when none is pending.
  */
-export async function reconcileRestarts(
+async function restartStep(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
   pods: readonly Pod[],
@@ -159,4 +160,41 @@ export async function reconcileRestarts(
       { namespace: cluster.metadata?.namespace, type: 'merge', signal: ctx.signal },
     );
   return status(step.pod, step.message);
+}
+
+/**
+ * Takes the rolling update's next step, or once the Pods are up to date the next in-place
+ * restart; resolves it as `status.rollout` and the `RolloutHalted` condition (a Warning Event
+ * when it halts). Nothing when no rollout can run now.
+ *
+ * @example
+ * ```ts
+ * outcomes.push(await reconcileRollout(cluster, ctx, instancePods, plan.keep, observed.primary));
+ * ```
+ */
+export async function reconcileRollout(
+  cluster: PostgresCluster,
+  ctx: ReconcileContext<PostgresCluster>,
+  pods: readonly Pod[],
+  keep: readonly PlannedInstance[],
+  primary: string | undefined,
+): Promise<StepOutcome> {
+  const rolling = await rolloutStep(cluster, ctx, pods, keep, primary);
+  if (!rolling) return {};
+  const step = (rolling.phase === 'Idle' && (await restartStep(cluster, ctx, pods, keep))) || rolling;
+  const { phase, current, updated, desired, message, reason } = step;
+  const halted = phase === 'Halted';
+  if (halted && cluster.status?.rollout?.phase !== 'Halted') await ctx.event('Warning', 'RolloutHalted', message);
+  return {
+    status: { rollout: { phase, ...(current ? { current } : {}), updated, desired, message } },
+    conditions: [
+      {
+        type: 'RolloutHalted',
+        status: halted ? 'True' : 'False',
+        reason: halted ? (reason ?? 'Halted') : 'AsExpected',
+        message: halted ? message : `${updated}/${desired} instances up to date`,
+        observedGeneration: cluster.metadata?.generation,
+      },
+    ],
+  };
 }

@@ -22,6 +22,7 @@ import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
 import { isMissing } from '../create-if-missing.js';
 import { readConsentedSecret } from '../secret-consent-actions.js';
+import type { StepOutcome } from '../step-outcome.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
@@ -38,7 +39,8 @@ const lifetime = certificateLifetime(process.env);
 
 type Context = ReconcileContext<PostgresCluster>;
 
-export interface PostgresTlsOutcome {
+/** What reconciling the TLS material found; reconcilePostgresTls turns it into the step's outcome. */
+interface PostgresTlsOutcome {
   /** What is wrong with the user's server Secret, if anything. */
   readonly problem?: string;
   /** When an issued certificate is due for renewal: reconcile again no later than this. */
@@ -48,16 +50,34 @@ export interface PostgresTlsOutcome {
 }
 
 /**
- * Brings names.postgresTls and the instances' peer certificates up to date, and says what is
- * wrong with the user's Secrets (or an agent's key) and when the next renewal is due.
+ * Brings names.postgresTls and the instances' peer certificates up to date; warns (log and
+ * Event) of what is wrong with the user's Secrets, asks to look again just after the next renewal
+ * is due, and says which of the CA's and TLS Secrets it had to create anew (`missing`).
  *
  * @example
  * ```ts
- * const { problem, renewInMs } = await reconcilePostgresTls(cluster, ctx, instancePods);
- * if (problem) await ctx.event('Warning', 'TLSSecretInvalid', problem);
+ * const tls = await reconcilePostgresTls(cluster, ctx, instancePods);
+ * if (tls.missing) ctx.log.warn({ objects: tls.missing }, 'created anew');
  * ```
  */
 export async function reconcilePostgresTls(
+  cluster: PostgresCluster,
+  ctx: Context,
+  instancePods: readonly Pod[],
+): Promise<StepOutcome & { readonly missing?: readonly string[] }> {
+  const { problem, renewInMs, missing } = await reconcileTlsMaterial(cluster, ctx, instancePods);
+  if (problem) {
+    ctx.log.warn({ problem }, 'cannot use a TLS Secret of the spec; keeping what is served');
+    await ctx.event('Warning', 'TLSSecretInvalid', problem);
+  }
+  return {
+    // A moment after the renewal is due, so the certificate is inside its window by then.
+    ...(renewInMs !== undefined ? { requeueAfterMs: renewInMs + 1_000 } : {}),
+    ...(missing ? { missing } : {}),
+  };
+}
+
+async function reconcileTlsMaterial(
   cluster: PostgresCluster,
   ctx: Context,
   instancePods: readonly Pod[],

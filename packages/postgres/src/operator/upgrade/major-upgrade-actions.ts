@@ -12,6 +12,7 @@ import { instancePod } from '../builders/instance-pod.js';
 import { containerFailure } from '../container-failure.js';
 import type { KeptInstance } from '../restore-actions.js';
 import { withTemplateHash } from '../rollout/pod-template-hash.js';
+import type { StepOutcome } from '../step-outcome.js';
 import { type BackupGate, backupGate } from './backup-gate.js';
 import { type MajorUpgradePlan, planMajorUpgrade, RECENT_BACKUP_MS } from './major-upgrade-plan.js';
 
@@ -41,14 +42,27 @@ function recentFullBackup(
   });
 }
 
-/** Plans and performs this reconcile's step of a major upgrade; resolves the plan. */
+/** How soon an upgrade in progress looks again, besides the Pod changes that wake the controller. */
+const UPGRADE_RECHECK_MS = 2_000;
+
+/**
+ * Plans and performs this reconcile's step of a major upgrade; resolves the plan, with the
+ * upgrade's status (and the upgraded cluster's system identifier) and, while it runs, a look
+ * again soon.
+ *
+ * @example
+ * ```ts
+ * const upgrade = await reconcileMajorUpgrade(cluster, ctx, instancePods, claims, plan.keep);
+ * const ownsInstances = upgrade.plan.active; // until the upgrade's downtime is over
+ * ```
+ */
 export async function reconcileMajorUpgrade(
   cluster: PostgresCluster,
   ctx: ReconcileContext<PostgresCluster>,
   pods: readonly Pod[],
   claims: readonly PersistentVolumeClaim[],
   instances: readonly KeptInstance[],
-): Promise<MajorUpgradePlan> {
+): Promise<StepOutcome & { readonly plan: MajorUpgradePlan }> {
   const namespace = cluster.metadata?.namespace;
   const clusterName = cluster.metadata?.name ?? '';
   const now = new Date();
@@ -130,5 +144,14 @@ export async function reconcileMajorUpgrade(
         `full backup ${record.metadata.name} of PostgreSQL ${to} to ${repos[0].name} (upgrade)`,
       );
   }
-  return plan;
+  // Without news from the plan, the status shows what it showed.
+  const majorUpgrade = plan.status ?? cluster.status?.majorUpgrade;
+  return {
+    plan,
+    ...(plan.active ? { requeueAfterMs: UPGRADE_RECHECK_MS } : {}),
+    status: {
+      ...(majorUpgrade ? { majorUpgrade } : {}),
+      ...(plan.systemIdentifier ? { systemIdentifier: plan.systemIdentifier } : {}),
+    },
+  };
 }
