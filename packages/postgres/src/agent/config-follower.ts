@@ -1,20 +1,21 @@
 /**
- * Follows the operator's ConfigMap (names.config: parameters and pg_hba.conf) for the agent: files
- * are rewritten and postgres reloaded once a role has written them; and the spec, which wakes the
+ * Follows the operator's ConfigMap (names.config: parameters and pg_hba.conf) for the agent: a
+ * change of what it says becomes a reload request, which the role cycle serves by rewriting the
+ * files and reloading postgres (agent/postgres-requests.ts); and the spec, which wakes the
  * primary's tasks. Fail closed: a ConfigMap deleted, or lacking a key, leaves the configuration
  * taken last in force (kept in the run volume across a restart of the agent), never the built-in
  * default; the operator re-creates it.
  */
 import { names } from '../contract/index.js';
 import type { AgentContext } from './context.js';
-import type { LocalDb } from './io/local-db.js';
-import type { Logger } from './io/logger.js';
-import { readOperatorConfig } from './plan/material-plan.js';
+import { type OperatorConfig, readOperatorConfig } from './plan/material-plan.js';
 
 export class ConfigFollower {
   readonly #ctx: AgentContext;
   /** What was last logged about the ConfigMap being unusable, so each change is logged once. */
   #logged: string | undefined;
+  /** The configuration in force, as text: a ConfigMap event that says the same asks for nothing. */
+  #inForce: string | undefined;
 
   constructor(ctx: AgentContext) {
     this.#ctx = ctx;
@@ -46,8 +47,11 @@ export class ConfigFollower {
   async follow(): Promise<() => void> {
     const { view, files, primaryWakeup } = this.#ctx;
     const kept = await files.readKeptOperatorConfig();
-    if ('value' in kept) files.setOperatorConfig(kept.value, { keep: false });
-    const offConfig = view.onConfigChange((data) => void this.#change(data));
+    if ('value' in kept) {
+      files.setOperatorConfig(kept.value, { keep: false });
+      this.#inForce = text(kept.value);
+    }
+    const offConfig = view.onConfigChange((data) => this.#change(data));
     const offCluster = view.onClusterChange(() => primaryWakeup.wake());
     // The cache may have listed while the kept copy was read: its version wins.
     this.#take(view.configData);
@@ -57,7 +61,7 @@ export class ConfigFollower {
     };
   }
 
-  /** Takes `data` when it is whole, else keeps what is in force; resolves whether it took it. */
+  /** Takes `data` when it is whole, else keeps what is in force; returns whether that changed what is in force. */
   #take(data: Readonly<Record<string, string>> | undefined): boolean {
     const { files, log } = this.#ctx;
     const source = this.#source();
@@ -66,7 +70,10 @@ export class ConfigFollower {
       if (this.#logged) log.info(`${source.what} is whole again; following it`);
       this.#logged = undefined;
       files.setOperatorConfig(read.value);
-      return true;
+      const taken = text(read.value);
+      const changed = taken !== this.#inForce;
+      this.#inForce = taken;
+      return changed;
     }
     // Before the first list, "absent" is no news: nothing to say yet.
     if (source.known && read.missing !== this.#logged) {
@@ -81,26 +88,13 @@ export class ConfigFollower {
     return false;
   }
 
-  async #change(data: Readonly<Record<string, string>> | undefined): Promise<void> {
-    const { files, postgres, log, db } = this.#ctx;
-    if (!this.#take(data) || !files.written) return;
-    try {
-      if ((await files.write()) && postgres.reload()) {
-        log.info('configuration changed; postgres reloaded');
-        setTimeout(() => void warnPendingRestart(db, log), 1_000).unref();
-      }
-    } catch (error) {
-      log.warn({ err: error }, 'cannot write the changed configuration; the next change tries again');
-    }
+  #change(data: Readonly<Record<string, string>> | undefined): void {
+    // Asked even before a role first wrote the files: a write under way may have rendered the
+    // configuration before this change, and a reload more costs nothing.
+    if (this.#take(data)) this.#ctx.requests.requestReload('the cluster configuration changed');
   }
 }
 
-async function warnPendingRestart(db: LocalDb, log: Logger): Promise<void> {
-  try {
-    const rows = await db.query<{ name: string }>('SELECT name FROM pg_settings WHERE pending_restart');
-    if (rows.length > 0)
-      log.warn({ parameters: rows.map((row) => row.name) }, 'some parameters take effect only after a restart');
-  } catch {
-    // postgres is restarting or stopping; the next change checks again.
-  }
+function text(config: OperatorConfig): string {
+  return JSON.stringify([config.parameters, config.hba]);
 }

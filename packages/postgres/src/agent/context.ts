@@ -20,6 +20,7 @@ import type { PgBackRest } from './io/pgbackrest.js';
 import type { PostgresProcess } from './io/postgres-process.js';
 import type { Redactor } from './io/redactor.js';
 import type { WalRemovedWatch } from './plan/wal-removed-watch.js';
+import type { PostgresRequests } from './postgres-requests.js';
 import type { AgentStateStore } from './state.js';
 
 export interface AgentContext {
@@ -37,6 +38,8 @@ export interface AgentContext {
   readonly events: AgentEvents;
   /** The cluster's leader Lease, for the runtime's Lease writes. */
   readonly leaseRef: LeaseRef;
+  /** Reloads and restarts asked of postgres by the agent's activities: only the role cycle serves them (roles/serve-requests.ts). */
+  readonly requests: PostgresRequests;
   /** Cuts the primary's periodic tasks short (a spec change, a new leadership). */
   readonly primaryWakeup: Wakeup;
   /** The first postgres log line saying this replica's WAL is not part of its primary's history. */

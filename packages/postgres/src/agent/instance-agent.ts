@@ -56,6 +56,8 @@ import { decideArchivePermit } from './plan/archive-plan.js';
 import { QuickRetry } from './plan/quick-retry.js';
 import { buildReport } from './plan/report.js';
 import { WalRemovedWatch } from './plan/wal-removed-watch.js';
+import { PostgresRequests } from './postgres-requests.js';
+import { followRestartRequests } from './restart-follower.js';
 import { boot } from './roles/boot.js';
 import { answerVouch } from './roles/failsafe.js';
 import { runPrimary } from './roles/primary.js';
@@ -149,6 +151,8 @@ export class InstanceAgent implements HealthSource {
         previous = line;
         if (state.snapshot().mode === 'follow' && DIVERGED.test(line)) divergence.line ??= line;
         const now = performance.now();
+        // Not a request to the cycle (postgres-requests.ts): it changes no configuration, only
+        // wakes the WAL receiver, and is worth it only within moments of the line, not a lap later.
         if (state.snapshot().mode === 'follow' && quickRetry.wanted(line, walRemoved.see(line, now), now))
           setTimeout(() => void db.query('SELECT pg_reload_conf()').catch(() => undefined), WAL_RETRY_SOON_MS);
       },
@@ -156,6 +160,14 @@ export class InstanceAgent implements HealthSource {
     const db = new LocalDb(config.socketDir, log);
     const view = new ClusterView(client, config, log);
     const backups = new BackupsState();
+    const primaryWakeup = new Wakeup();
+    // Whichever role runs: the primary's tasks wait on primaryWakeup, the replica's laps on the
+    // Lease's changes (a lap more costs it nothing). A wake-up nobody waits for is kept for the
+    // next wait, so the other role's first lap may come at once: harmless too.
+    const requests = new PostgresRequests(() => {
+      primaryWakeup.wake();
+      view.lease.changed.wake();
+    });
     this.#ctx = {
       config,
       pgBin: options.pgBin,
@@ -169,7 +181,8 @@ export class InstanceAgent implements HealthSource {
       state,
       events: new AgentEvents(client, config, log, () => view.cluster),
       leaseRef: { client, namespace: config.namespace, name: names.leaderLease(config.cluster) },
-      primaryWakeup: new Wakeup(),
+      requests,
+      primaryWakeup,
       divergence,
       walRemoved,
       lastFatal,
@@ -274,6 +287,7 @@ export class InstanceAgent implements HealthSource {
     });
     const configFollower = new ConfigFollower(this.#ctx);
     const unfollow = await configFollower.follow();
+    const unfollowRestarts = followRestartRequests(this.#ctx);
     let unfollowTls = () => {};
     const status = this.#status.run(signal);
     // For the agent's whole life, whatever the role: a volume repo's backups reach the primary
@@ -306,6 +320,7 @@ export class InstanceAgent implements HealthSource {
       this.#tls.close();
       unfollowTls();
       unfollow();
+      unfollowRestarts();
       control.close();
       await view.stop();
       await this.#status.report(true).catch(() => undefined);

@@ -1,9 +1,9 @@
 /**
  * Follows the cluster's TLS Secret (contract/postgres-tls.ts) for the agent: PostgreSQL's
- * certificate files and settings, with a reload once a role has written the configuration (a
- * renewed certificate is served without a restart or a dropped connection); and the agent's own
- * Pod, for the peer API's mutual TLS, server and client, once the operator has certified the
- * agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
+ * certificate files and settings, whose changes become a reload request that the role cycle serves
+ * (agent/postgres-requests.ts: a renewed certificate is served without a restart or a dropped
+ * connection); and the agent's own Pod, for the peer API's mutual TLS, server and client, once
+ * the operator has certified the agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
  * Fail closed: a Secret deleted or not whole leaves the files served until then in place
  * (io/postgres-tls-files.ts); the agent never goes from TLS back to none.
  */
@@ -93,10 +93,11 @@ export class TlsFollower {
   }
 
   async #apply(): Promise<void> {
-    const { view, files, postgres, log, config } = this.#ctx;
+    const { view, files, requests, log, config } = this.#ctx;
     try {
       const source = this.#source();
       const tls = await writePostgresTlsFiles(view.tlsData, join(config.runDir, 'postgres-tls'), source);
+      const before = { files: JSON.stringify(files.tls), required: this.#required };
       this.#required = view.spec?.tls?.required ?? false;
       const was = files.tls !== undefined;
       // Never back to no TLS: without a usable Secret the files served so far stay.
@@ -112,11 +113,11 @@ export class TlsFollower {
         this.#secretUnusable = tls.secretUnusable;
       }
       if (files.tls && !was) log.info('serving TLS with the cluster certificates');
+      // Certificates served for the first time change the settings too (ssl = on).
+      if (was && tls.changed) requests.requestReload('the TLS certificates changed');
+      if (before.files !== JSON.stringify(files.tls) || before.required !== this.#required)
+        requests.requestReload('the TLS settings changed');
       await this.#followPeerTls();
-      if (!files.written) return;
-      const settingsChanged = await files.write();
-      if ((settingsChanged || (was && tls.changed)) && postgres.reload())
-        log.info({ certificatesChanged: tls.changed }, 'TLS files or settings changed; postgres reloaded');
     } catch (error) {
       log.warn({ err: error }, "cannot apply the cluster's TLS Secret; the next change tries again");
     }

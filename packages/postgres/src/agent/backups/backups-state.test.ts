@@ -62,8 +62,49 @@ describe("pgBackRest's full backups in the report", () => {
       { repo: 'repo2', label: 'E', stoppedAt: new Date(5_000_000).toISOString() },
     ]);
     const state = new BackupsState();
-    state.stanza = 'created';
-    state.fullBackups = listed;
+    state.optionsWritten('h', undefined);
+    state.stanzaCreated('h');
+    state.seeFullBackups(listed);
     assert.deepEqual(state.report()?.fullBackups, listed);
+  });
+});
+
+describe('the stanza and the archive target', () => {
+  it('is ready only for the options written now, and archiving off drops the target', () => {
+    const state = new BackupsState();
+    const target = { bin: 'pgbackrest', args: ['--stanza=db'] };
+    state.optionsWritten('h1', target);
+    assert.equal(state.stanzaReady, false, 'no stanza yet');
+    state.stanzaFailed('h1', 'failed: [049] no such bucket');
+    assert.equal(state.stanzaReady, false);
+    assert.equal(state.report()?.stanza, 'failed: [049] no such bucket');
+    state.stanzaCreated('h1');
+    assert.equal(state.stanzaReady, true);
+    state.optionsWritten('h2', target);
+    assert.equal(state.stanzaReady, false, 'new options need the stanza again');
+    state.archivingOff('waiting: the repo host is not ready yet');
+    assert.equal(state.target, undefined);
+    assert.equal(state.stanza, 'waiting: the repo host is not ready yet');
+  });
+
+  it('owes a stanza-upgrade after a major upgrade until the stanza is created', () => {
+    const state = new BackupsState();
+    state.upgradedData(false);
+    assert.equal(state.stanzaUpgradeDue, true);
+    state.stanzaCreated('h');
+    assert.equal(state.stanzaUpgradeDue, false);
+    state.upgradedData(true);
+    assert.equal(state.stanzaUpgradeDue, false, 'upgraded already');
+  });
+
+  it('forgets dropped WAL only after a full backup started after the drop', () => {
+    const state = new BackupsState();
+    state.seeArchiveOutcome({ wal: 'C', ok: true, dropped: 'dropped WAL file C' }, at(10));
+    state.seeBackupSucceeded('full', at(5));
+    assert.equal(state.walDropped?.wal, 'C', 'a backup started before the drop needs the lost WAL');
+    state.seeBackupSucceeded('incr', at(20));
+    assert.equal(state.walDropped?.wal, 'C', 'an incremental backup needs it too');
+    state.seeBackupSucceeded('full', at(20));
+    assert.equal(state.walDropped, undefined);
   });
 });

@@ -77,7 +77,8 @@ describe('BackupsState', () => {
     state.seeArchiveOutcome({ wal: 'B', ok: true, dropped: 'dropped WAL file B' }, new Date('2026-12-01T10:00:09Z'));
     assert.equal(state.archiveFailing, false);
     assert.equal(state.walDropped?.wal, 'B');
-    state.stanza = 'created';
+    state.optionsWritten('h', undefined);
+    state.stanzaCreated('h');
     assert.deepEqual(state.report()?.walDropped, { wal: 'B', time: '2026-12-01T10:00:09.000Z' });
   });
 

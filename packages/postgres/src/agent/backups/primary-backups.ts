@@ -56,12 +56,7 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
     events: ctx.events,
     pgbackrest: ctx.pgbackrest,
     archiveStalled: (startedAt, ms) => ctx.backups.archiveStalled(startedAt, ms),
-    onSucceeded: (type, startedAt) => {
-      // A full backup taken after WAL was dropped starts a history that needs none of the lost WAL.
-      const dropped = ctx.backups.walDropped;
-      if (type === 'full' && dropped && Date.parse(dropped.time) < startedAt.getTime())
-        ctx.backups.walDropped = undefined;
-    },
+    onSucceeded: (type, startedAt) => ctx.backups.seeBackupSucceeded(type, startedAt),
     wakeup,
   });
   const stanzaBackoff = new Backoff({ initialMs: 5_000, maxMs: 120_000 });
@@ -77,12 +72,9 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
         const state = ctx.backups;
         const clash = usable ? sourceClash(ctx, usable) : undefined;
         if (!usable || clash) {
-          state.target = undefined;
-          state.stanza = clash
-            ? `refused: ${clash}`
-            : unsupported.length > 0
-              ? `unsupported: ${unsupported.join('; ')}`
-              : undefined;
+          state.archivingOff(
+            clash ? `refused: ${clash}` : unsupported.length > 0 ? `unsupported: ${unsupported.join('; ')}` : undefined,
+          );
         } else {
           const storedAt = recordedRepoPaths(ctx.view.cluster) ?? {};
           const written = await ctx.pgbackrest.write(usable, { storedAt, volume: volumeAccess(ctx) });
@@ -95,38 +87,35 @@ export async function runPrimaryBackups(ctx: AgentContext, leadership: AbortSign
               written.unreachable.filter((r) => volume.includes(r)),
               written.unreachable.filter((r) => !volume.includes(r)),
             ];
-            state.target = undefined;
-            state.stanza = `waiting: ${[
-              ...(behindHost.length > 0
-                ? [
-                    `${behindHost.join(', ')} ${behindHost.length > 1 ? 'are' : 'is'} reached through the repo host ${names.repoHost(config.cluster)}, whose pgBackRest TLS server (or this Pod's certificate) is not ready yet`,
-                  ]
-                : []),
-              ...(unlocated.length > 0
-                ? [`the operator has recorded no path for ${unlocated.join(', ')} (status.pgbackrest.repoPaths)`]
-                : []),
-            ].join('; ')}`;
+            state.archivingOff(
+              `waiting: ${[
+                ...(behindHost.length > 0
+                  ? [
+                      `${behindHost.join(', ')} ${behindHost.length > 1 ? 'are' : 'is'} reached through the repo host ${names.repoHost(config.cluster)}, whose pgBackRest TLS server (or this Pod's certificate) is not ready yet`,
+                    ]
+                  : []),
+                ...(unlocated.length > 0
+                  ? [`the operator has recorded no path for ${unlocated.join(', ')} (status.pgbackrest.repoPaths)`]
+                  : []),
+              ].join('; ')}`,
+            );
             await wakeup.wait(PERIOD_MS, leadership);
             continue;
           }
-          state.writtenHash = hash;
-          state.target = ctx.pgbackrest.archiveTarget();
+          state.optionsWritten(hash, ctx.pgbackrest.archiveTarget());
           if (hash !== state.stanzaHash || (state.stanza !== 'created' && performance.now() >= stanzaRetryAt)) {
             const verb = state.stanzaUpgradeDue ? 'stanza-upgrade' : 'stanza-create';
             const result = await ctx.pgbackrest.run([verb], { signal: leadership });
             if (leadership.aborted) return;
-            state.stanzaHash = hash;
             if (result.code === 0) {
               stanzaBackoff.reset();
-              state.stanza = 'created';
-              if (state.stanzaUpgradeDue) {
-                state.stanzaUpgradeDue = false;
-                await markStanzaUpgraded(config.dataDir);
-              }
+              const upgraded = state.stanzaUpgradeDue;
+              state.stanzaCreated(hash);
+              if (upgraded) await markStanzaUpgraded(config.dataDir);
               log.info({ repos: usable.repos.map((r) => r.name), verb }, 'pgBackRest stanza created');
               infoAt = 0;
             } else {
-              state.stanza = failureReason(result, verb);
+              state.stanzaFailed(hash, failureReason(result, verb));
               stanzaRetryAt = performance.now() + stanzaBackoff.next();
               log.warn({ reason: state.stanza }, 'cannot create the pgBackRest stanza; retrying');
             }
@@ -197,11 +186,11 @@ async function refreshInfo(ctx: AgentContext, spec: PgBackRestSpec, signal: Abor
     if (signal.aborted) return;
     if (result.code !== 0) continue;
     const backups = parseBackups(result.stdout, PGBACKREST_STANZA);
-    if (index === 0) ctx.backups.recoveryFirst = firstRecoverabilityPoint(backups);
+    if (index === 0) ctx.backups.seeRecoveryWindow(firstRecoverabilityPoint(backups));
     listed.set(repo.name, latestFullBackups(repo.name, backups));
   }
   const kept = (ctx.backups.fullBackups ?? []).filter(
     (b) => !listed.has(b.repo) && spec.repos.some((r) => r.name === b.repo),
   );
-  ctx.backups.fullBackups = [...kept, ...[...listed.values()].flat()];
+  ctx.backups.seeFullBackups([...kept, ...[...listed.values()].flat()]);
 }

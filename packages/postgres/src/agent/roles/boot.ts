@@ -38,7 +38,7 @@ export async function boot(
   if (signal.aborted || !lease) return undefined;
   const leaseHolder = holderOf(lease);
   const marker = config.bootstrap === 'restore' ? await readRestoreMarker(config.dataDir) : undefined;
-  if (marker) ctx.backups.restore = marker;
+  if (marker) ctx.backups.restored(marker);
   const restorePending = !(
     marker?.result === 'succeeded' &&
     (config.restoreId === undefined || marker.id === config.restoreId)

@@ -76,7 +76,7 @@ export async function settleMajorVersion(
   switch (step.kind) {
     case 'none':
       if (marker?.stage === 'succeeded') {
-        ctx.backups.stanzaUpgradeDue = !marker.stanzaUpgraded;
+        ctx.backups.upgradedData(marker.stanzaUpgraded === true);
         ctx.state.reportUpgrade({ upgrade: succeeded(marker) });
       }
       return 'boot';
@@ -137,7 +137,7 @@ async function finishCommit(ctx: AgentContext, marker: UpgradeMarker): Promise<v
   await rm(join(dataDir, 'upgrade-work'), { recursive: true, force: true });
   const done: UpgradeMarker = { ...marker, stage: 'succeeded', stanzaUpgraded: false };
   await writeUpgradeMarker(dataDir, done);
-  ctx.backups.stanzaUpgradeDue = true;
+  ctx.backups.upgradedData(false);
   ctx.state.reportUpgrade({ upgrade: succeeded(done) });
 }
 

@@ -1,6 +1,6 @@
 /**
  * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
- * switchovers, in-place restarts, a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
+ * switchovers, the reloads and restarts asked of postgres (roles/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
  * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
  */
@@ -13,7 +13,7 @@ import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from 
 import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
-import { restartIfRequested } from './restart-in-place.js';
+import { servePostgresRequests } from './serve-requests.js';
 import { maybeSwitchover, wakeOnSwitchoverOrder } from './switchover.js';
 import { maybeCheckUpgrade } from './upgrade-check.js';
 
@@ -78,8 +78,8 @@ export async function runPrimaryTasks(
       await maybeSwitchover(ctx, session, leadership).catch((error: unknown) => {
         log.error({ err: error }, 'switchover failed');
       });
-      await restartIfRequested(ctx, leadership).catch((error: unknown) => {
-        log.error({ err: error }, 'restart in place failed');
+      await servePostgresRequests(ctx, leadership).catch((error: unknown) => {
+        log.error({ err: error }, 'cannot reload or restart postgres as asked');
       });
       await maybeCheckUpgrade(ctx, leadership).catch((error: unknown) => {
         if (!leadership.aborted) log.warn({ err: error }, 'cannot run the major upgrade pre-flight check; retrying');

@@ -22,6 +22,7 @@ import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
+import { writeAskedFiles } from './serve-requests.js';
 import { watchStepDown } from './step-down.js';
 
 export interface PrimaryEntry {
@@ -161,6 +162,8 @@ async function lead(
     await untilAccepting(ctx.db, lost, () => {
       const fatal = ctx.lastFatal.line;
       if (fatal) state.setPhase(`postgres does not start as primary: ${fatal.slice(0, 300)}`);
+      // A corrected configuration reaches the postgres its supervisor starts again.
+      void writeAskedFiles(ctx).catch(() => undefined);
     });
     if (lost.aborted) return;
     if (!promoted) {

@@ -14,7 +14,7 @@ import { planReplicaLap } from '../plan/replica-plan.js';
 import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
 import { considerFailover, warmRankingConnections } from './failover.js';
 import { recloneReplica } from './reclone.js';
-import { restartIfRequested } from './restart-in-place.js';
+import { servePostgresRequests } from './serve-requests.js';
 
 export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promise<Transition | undefined> {
   const { config, files, postgres, state, view, log } = ctx;
@@ -148,9 +148,11 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
       // (plan/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
       files.setSynchronousStandbyNames(renderSynchronousStandbyNames(view.ha.synchronousNumber, ANY_STANDBY));
       const changed = await files.write();
+      // Its own change at once (a new primary to follow): the requests' write of the files would
+      // only delay it.
       if (!postgres.wanted) postgres.start();
       else if (changed) postgres.reload();
-      else await restartIfRequested(ctx, signal);
+      await servePostgresRequests(ctx, signal);
       state.setPhase(noPrimary ?? (following ? undefined : 'no primary to follow (nobody holds the leader Lease)'));
       const observed = await ctx.db.observe();
       state.seePrimaryLsn(observed.senderEndLsn);

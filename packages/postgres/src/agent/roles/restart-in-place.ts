@@ -1,21 +1,23 @@
 /**
  * Restarts postgres in place when the operator asks (a new token in ANNOTATION.restartPostgres on
- * this Pod): parameters such as shared_buffers take effect only then. The Pod stays, and so does a
- * primary's leadership (its renewals go on meanwhile), so there is no failover, only a pause.
- * The operator orders the restarts across instances (operator/rollout/restart-plan.ts).
+ * this Pod, taken as a restart request by agent/restart-follower.ts): parameters such as
+ * shared_buffers take effect only then. The Pod stays, and so does a primary's leadership (its
+ * renewals go on meanwhile), so there is no failover, only a pause. The operator orders the
+ * restarts across instances (operator/rollout/restart-plan.ts).
  *
- * Called from the role loops, which own postgres: `role` is the role's signal (for a primary, its
- * leadership), checked right before postgres starts again, so a primary that lost its Lease
- * during the restart stays stopped (fencing already ran).
+ * Served by the role cycle (roles/serve-requests.ts), which owns postgres: `role` is the role's
+ * signal (for a primary, its leadership), checked right before postgres starts again, so a primary
+ * that lost its Lease during the restart stays stopped (fencing already ran).
  */
-import { ANNOTATION, EVENT_REASON } from '../../contract/index.js';
+import { EVENT_REASON } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
 import { untilAccepting } from '../io/retry.js';
 
-export async function restartIfRequested(ctx: AgentContext, role: AbortSignal): Promise<void> {
-  const { config, log, postgres, state, view } = ctx;
-  const token = view.pod(config.podName)?.metadata?.annotations?.[ANNOTATION.restartPostgres];
-  if (!token || token === state.snapshot().decisions.restartServed || !postgres.running || role.aborted) return;
+/** Restarts postgres for the operator's `token`; resolves whether it did (the token is reported served then). */
+export async function restartInPlace(ctx: AgentContext, role: AbortSignal, token: string): Promise<boolean> {
+  const { config, log, postgres, state } = ctx;
+  if (token === state.snapshot().decisions.restartServed) return true;
+  if (!postgres.running || role.aborted) return false;
   const pending = await ctx.db
     .query<{ name: string }>('SELECT name FROM pg_settings WHERE pending_restart')
     .catch(() => [] as { name: string }[]);
@@ -23,10 +25,10 @@ export async function restartIfRequested(ctx: AgentContext, role: AbortSignal): 
   log.info({ token, parameters: pending.map((p) => p.name) }, `restarting postgres in place ${why}`);
   const started = performance.now();
   await postgres.stop('fast');
-  if (role.aborted) return;
+  if (role.aborted) return false;
   postgres.start();
   await untilAccepting(ctx.db, role);
-  if (role.aborted) return;
+  if (role.aborted) return false;
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   state.decide('restartServed', token);
   ctx.events.record(
@@ -34,4 +36,5 @@ export async function restartIfRequested(ctx: AgentContext, role: AbortSignal): 
     EVENT_REASON.restarted,
     `${config.podName} restarted postgres in place ${why} (${seconds} s)`,
   );
+  return true;
 }

@@ -61,7 +61,7 @@ export async function readRestoreMarker(dataDir: string): Promise<RestoreReport 
 }
 
 async function mark(ctx: AgentContext, report: RestoreReport): Promise<void> {
-  ctx.backups.restore = report;
+  ctx.backups.restored(report);
   await writeFileIfChanged(restoreMarkerPath(ctx.config.dataDir), `${JSON.stringify(report)}\n`);
   ctx.state.setPhase(
     report.result === 'failed'
