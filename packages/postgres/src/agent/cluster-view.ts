@@ -26,8 +26,8 @@ import {
   readPodReport,
 } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
-import type { Logger } from './io/logger.js';
-import { Withdrawals } from './plan/withdrawals.js';
+import type { Logger } from './log/logger.js';
+import { Withdrawals } from './plan/leadership/withdrawals.js';
 
 /** Who the primary is: the holder of the leader Lease, and what its Pod says. */
 /** The PostgresCluster as stored: its spec is decoded by the schema, never trusted as typed. */

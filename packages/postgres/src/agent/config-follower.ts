@@ -7,9 +7,9 @@
  */
 import { names } from '../contract/index.js';
 import type { AgentContext } from './context.js';
-import type { LocalDb } from './io/local-db.js';
-import type { Logger } from './io/logger.js';
+import type { Logger } from './log/logger.js';
 import { readOperatorConfig } from './plan/material-plan.js';
+import type { LocalDb } from './postgres/local-db.js';
 
 export class ConfigFollower {
   readonly #ctx: AgentContext;

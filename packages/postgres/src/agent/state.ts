@@ -4,7 +4,7 @@
  * named transitions, and everyone else (the status reporter, the peer API) reads snapshots.
  */
 import type { InstanceReport, Role, UsersReport } from '../contract/index.js';
-import type { Vouch } from './plan/failsafe-plan.js';
+import type { Vouch } from './plan/leadership/failsafe-plan.js';
 import { maxLsn } from './plan/lsn.js';
 import type { ReportDecisions } from './plan/report.js';
 

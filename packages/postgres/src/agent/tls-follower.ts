@@ -11,10 +11,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { ANNOTATION, names, PORT } from '../contract/index.js';
 import type { AgentContext } from './context.js';
-import { PeerServer } from './io/peer-server.js';
-import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
-import type { PeerIdentity } from './peer-identity.js';
+import type { PeerIdentity } from './peers/peer-identity.js';
+import { PeerServer } from './peers/peer-server.js';
 import { decodeTlsSecret, readPostgresTls } from './plan/material-plan.js';
+import { writePostgresTlsFiles } from './postgres/postgres-tls-files.js';
 
 type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
 

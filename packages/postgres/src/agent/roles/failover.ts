@@ -17,20 +17,20 @@ import {
   readPodReport,
 } from '../../contract/index.js';
 import type { AgentContext, Takeover } from '../context.js';
-import type { PeerAddress } from '../io/peer-client.js';
-import { fetchPeerStatus } from '../io/peer-status.js';
-import { ensureSlots } from '../io/primary-tasks.js';
 import { leaseTimings } from '../lease-timings.js';
-import { decideFailover } from '../plan/failover-plan.js';
+import type { PeerAddress } from '../peers/peer-client.js';
+import { fetchPeerStatus } from '../peers/peer-status.js';
+import { decideFailover } from '../plan/leadership/failover-plan.js';
 import {
   bindingMembers,
   encodeFailsafeMembers,
   isVouchedFor,
   memberListFor,
   readFailsafeMembers,
-} from '../plan/failsafe-plan.js';
+} from '../plan/leadership/failsafe-plan.js';
+import { toCandidate } from '../plan/leadership/switchover-plan.js';
 import { maxLsn } from '../plan/lsn.js';
-import { toCandidate } from '../plan/switchover-plan.js';
+import { ensureSlots } from '../postgres/primary-tasks.js';
 import { podNames } from './primary-loop.js';
 
 export interface FailoverOutcome {

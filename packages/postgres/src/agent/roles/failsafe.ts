@@ -11,8 +11,8 @@
 import { annotateLease, holderOf, leaseExpiresAtMs } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, type FailsafeAnswer, type FailsafeRequest } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { requestVouch } from '../io/peer-failsafe.js';
 import { leaseTimings } from '../lease-timings.js';
+import { requestVouch } from '../peers/peer-failsafe.js';
 import {
   decideFailsafe,
   decideVouch,
@@ -22,7 +22,7 @@ import {
   planMemberList,
   planVouchRound,
   readFailsafeMembers,
-} from '../plan/failsafe-plan.js';
+} from '../plan/leadership/failsafe-plan.js';
 import { podNames } from './primary-loop.js';
 
 /**

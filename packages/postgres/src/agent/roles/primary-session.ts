@@ -3,7 +3,7 @@
  * and a switchover): made when the elector's campaign starts, dropped when it ends, so nothing
  * of a past leadership leaks into the next.
  */
-import type { PendingSync } from '../plan/sync-plan.js';
+import type { PendingSync } from '../plan/leadership/sync-plan.js';
 
 export class PrimarySession {
   /** Aborting it ends the campaign: another instance holds the Lease (or it was handed over). */

@@ -5,7 +5,7 @@
  */
 import { sleepUnlessAborted } from '@kanri/timing';
 import type { AgentContext } from '../context.js';
-import { ensureSlots, reconcileSlots } from '../io/primary-tasks.js';
+import { ensureSlots, reconcileSlots } from '../postgres/primary-tasks.js';
 import { podNames } from './primary-loop.js';
 
 /**

@@ -10,7 +10,7 @@
  */
 import { ANNOTATION, EVENT_REASON } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { untilAccepting } from '../io/retry.js';
+import { untilAccepting } from '../retry.js';
 
 export async function restartIfRequested(ctx: AgentContext, role: AbortSignal): Promise<void> {
   const { config, log, postgres, state, view } = ctx;

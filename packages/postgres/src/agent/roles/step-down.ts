@@ -7,8 +7,8 @@
 import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, readPodReport } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { fetchPeerStatus } from '../io/peer-status.js';
-import { planStepDown, stepDownDue } from '../plan/step-down-plan.js';
+import { fetchPeerStatus } from '../peers/peer-status.js';
+import { planStepDown, stepDownDue } from '../plan/leadership/step-down-plan.js';
 import type { PrimarySession } from './primary-session.js';
 import { switchOverFromFullVolume } from './switchover.js';
 
