@@ -27,12 +27,12 @@ import {
 import { cloneSourcePolicy } from '../builders/network-policy.js';
 import { isInitialised } from '../cluster-status.js';
 import { liveSecret } from '../tls/certificate-authority.js';
+import { certificateAuthorityProblem, decodeSecretData } from '../tls/certificate-checks.js';
 import { CLONE_GRANT_HOURS, type CloneOfSource, planSourceGrants } from './clone-grant-plan.js';
 import { isCloneRestoring } from './clone-progress.js';
 import { foreignPathProblem } from './repo-grants.js';
 import { foreignRepoPath } from './repo-paths.js';
 import { type ResolvedSource, resolveCloneSource } from './restore-source.js';
-import { certificateAuthorityProblem, decodeSecretData } from './tls-plan.js';
 
 type Context = ReconcileContext<PostgresCluster>;
 
