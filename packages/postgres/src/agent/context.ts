@@ -80,3 +80,11 @@ export type Transition =
     }
   | { readonly mode: 'follow' }
   | { readonly mode: 'rejoin'; readonly holder: string | undefined; readonly why: string };
+
+/** The names of the cluster's Pods, as the cache has them. */
+export function podNames(ctx: AgentContext): string[] {
+  return ctx.view
+    .pods()
+    .map((pod) => pod.metadata?.name ?? '')
+    .filter(Boolean);
+}

@@ -16,7 +16,7 @@ import {
   ROLE,
   readPodReport,
 } from '../../contract/index.js';
-import type { AgentContext, Takeover } from '../context.js';
+import { type AgentContext, podNames, type Takeover } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
 import type { PeerAddress } from '../peers/peer-client.js';
 import { fetchPeerStatus } from '../peers/peer-status.js';
@@ -31,7 +31,6 @@ import {
 import { toCandidate } from '../plan/leadership/switchover-plan.js';
 import { maxLsn } from '../plan/lsn.js';
 import { ensureSlots } from '../postgres/primary-tasks.js';
-import { podNames } from './primary-loop.js';
 
 export interface FailoverOutcome {
   /** This instance won the ranking (it may still have lost the race for the Lease). */

@@ -10,7 +10,7 @@
  */
 import { annotateLease, holderOf, leaseExpiresAtMs } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, type FailsafeAnswer, type FailsafeRequest } from '../../contract/index.js';
-import type { AgentContext } from '../context.js';
+import { type AgentContext, podNames } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
 import { requestVouch } from '../peers/peer-failsafe.js';
 import {
@@ -23,7 +23,6 @@ import {
   planVouchRound,
   readFailsafeMembers,
 } from '../plan/leadership/failsafe-plan.js';
-import { podNames } from './primary-loop.js';
 
 /**
  * One leadership's failsafe mode, for the LeaderElector's `keepLeadingWithoutApi` and

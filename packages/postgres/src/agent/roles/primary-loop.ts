@@ -7,7 +7,7 @@
 import { annotateLease, type LeaseView } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
-import type { AgentContext } from '../context.js';
+import { type AgentContext, podNames } from '../context.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/leadership/sync-plan.js';
 import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../postgres/primary-tasks.js';
 import type { PrimaryFailsafe } from './failsafe.js';
@@ -23,14 +23,6 @@ const USERS_RESYNC_MS = 30_000;
 const SYNC_PERIOD_MS = 250;
 const SYNC_STEP_MS = 100;
 const ASYNC_PERIOD_MS = 1_000;
-
-/** The names of the cluster's Pods, as the cache has them. */
-export function podNames(ctx: AgentContext): string[] {
-  return ctx.view
-    .pods()
-    .map((pod) => pod.metadata?.name ?? '')
-    .filter(Boolean);
-}
 
 export async function runPrimaryTasks(
   ctx: AgentContext,

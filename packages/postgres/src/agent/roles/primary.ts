@@ -10,7 +10,7 @@
 import { LeaderElector } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, names, parseMembers, ROLE } from '../../contract/index.js';
 import { runPrimaryBackups } from '../backups/primary-backups.js';
-import type { AgentContext, Takeover, Transition } from '../context.js';
+import { type AgentContext, podNames, type Takeover, type Transition } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
 import { readFailsafeMembers, unlistedRefusal } from '../plan/leadership/failsafe-plan.js';
 import { planLeadershipStart } from '../plan/leadership/leadership-plan.js';
@@ -19,7 +19,7 @@ import { ensureSystemRoles, reconcileSlots } from '../postgres/primary-tasks.js'
 import { retry, untilAccepting } from '../retry.js';
 import { PrimaryFailsafe } from './failsafe.js';
 import { historyRefusal, leaseMetadataFor } from './leader-history.js';
-import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
+import { runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
 import { watchStepDown } from './step-down.js';
