@@ -208,7 +208,7 @@ export class ClusterView {
 
   /**
    * How often each value of the switchover annotation was withdrawn (cleared, or replaced by
-   * another value) in the versions this agent followed (plan/withdrawals.ts).
+   * another value) in the versions this agent followed (plan/leadership/withdrawals.ts).
    */
   get switchoverWithdrawals(): Withdrawals {
     return this.#switchoverWithdrawals;

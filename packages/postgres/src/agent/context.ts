@@ -53,7 +53,7 @@ export interface AgentContext {
   readonly peers: PeerClient;
   /** This instance's live status, as served to peers. */
   liveStatus(): Promise<LiveStatus>;
-  /** Why the data volume counts as full now, or undefined (io/disk-watch.ts). */
+  /** Why the data volume counts as full now, or undefined (postgres/disk-watch.ts). */
   diskFull(): Promise<string | undefined>;
 }
 

@@ -6,8 +6,9 @@
  *
  * Shape: one cycle. It boots, then runs one role at a time (roles/primary, roles/replica,
  * roles/rejoin); each role observes the cached cluster view, decides with the pure planners in
- * plan/, acts through the executors in io/, and ends by naming the next role. `AgentStateStore`
- * owns the agent's state; the status reporter and the peer API read snapshots of it.
+ * plan/, acts through the folders named after what they talk to (postgres/, peers/, backups/,
+ * reporting/), and ends by naming the next role. `AgentStateStore` owns the agent's state; the
+ * status reporter and the peer API read snapshots of it.
  *
  * Guarantees: postgres runs as primary only inside a leadership of the Lease, and is stopped when
  * the Lease cannot be renewed before the renew deadline (fencing), which is strictly before any
@@ -80,7 +81,7 @@ export interface AgentOptions {
 const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
-/** How long after a refusal that lasts only moments the agent makes postgres ask again (plan/quick-retry.ts). */
+/** How long after a refusal that lasts only moments the agent makes postgres ask again (plan/leadership/quick-retry.ts). */
 const WAL_RETRY_SOON_MS = 100;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */

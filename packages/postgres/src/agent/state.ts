@@ -24,7 +24,7 @@ export interface AgentState {
   /** The highest LSN the current primary is known to have reached; reset when the holder changes. */
   readonly primaryLsnSeen: string | undefined;
   readonly decisions: ReportDecisions;
-  /** Replicas: the last time this one vouched for a primary in failsafe mode (plan/failsafe-plan.ts). */
+  /** Replicas: the last time this one vouched for a primary in failsafe mode (plan/leadership/failsafe-plan.ts). */
   readonly vouch: Vouch | undefined;
 }
 

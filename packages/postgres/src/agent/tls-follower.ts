@@ -3,9 +3,9 @@
  * certificate files and settings, with a reload once a role has written the configuration (a
  * renewed certificate is served without a restart or a dropped connection); and the agent's own
  * Pod, for the peer API's mutual TLS, server and client, once the operator has certified the
- * agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
+ * agent's key there (agent/peers/peer-identity.ts). One update at a time, in the order of the changes.
  * Fail closed: a Secret deleted or not whole leaves the files served until then in place
- * (io/postgres-tls-files.ts); the agent never goes from TLS back to none.
+ * (postgres/postgres-tls-files.ts); the agent never goes from TLS back to none.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';

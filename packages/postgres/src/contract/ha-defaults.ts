@@ -39,7 +39,7 @@ export interface HaSettings {
   readonly synchronousNumber: number;
   /**
    * While the API server cannot be reached, the primary leads on for as long as every other member
-   * vouches for it over the peer API (plan/failsafe-plan.ts); off, it fences at the renew deadline.
+   * vouches for it over the peer API (plan/leadership/failsafe-plan.ts); off, it fences at the renew deadline.
    */
   readonly failsafeMode: boolean;
 }

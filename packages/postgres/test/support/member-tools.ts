@@ -1,5 +1,5 @@
 /**
- * Runs the agent's own PGDATA tools (agent/io: initdb, pg_basebackup, pg_rewind) in a child
+ * Runs the agent's own PGDATA tools (agent/postgres: initdb, pg_basebackup, pg_rewind) in a child
  * process as the user it is started as, for tests that run as root: pg_rewind refuses to run as
  * root, and postgres needs its data directory to be its own. `runMemberTool` starts it as
  * `postgres`; the child reads one request from its arguments and prints one JSON answer.

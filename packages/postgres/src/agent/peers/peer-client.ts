@@ -1,5 +1,5 @@
 /**
- * How this agent calls its peers' API. With its own peer certificate (agent/peer-identity.ts) it
+ * How this agent calls its peers' API. With its own peer certificate (agent/peers/peer-identity.ts) it
  * goes over mutual TLS to PORT.peer and believes only a server presenting, from the cluster's CA,
  * the certificate of the very instance it dialled (peerCommonName); before the agent has one,
  * plain HTTP to PORT.agent, as peers without one serve it. One keep-alive pool per certificate: a

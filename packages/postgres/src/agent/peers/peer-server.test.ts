@@ -1,6 +1,6 @@
 /**
  * The peer API's mutual TLS with one identity per instance, on the loopback: each agent's key is
- * its own (agent/peer-identity.ts), certified by the cluster's CA as that instance; a caller learns
+ * its own (agent/peers/peer-identity.ts), certified by the cluster's CA as that instance; a caller learns
  * the instance it reached, and the server the instance that called.
  */
 import assert from 'node:assert/strict';

@@ -17,7 +17,7 @@ export class LocalDb {
    * The newest timeline the WAL receiver streamed, by the postmaster start it belongs to. Without a
    * receiver running (the primary just died), a standby shows only its last restartpoint's
    * timeline, which can be older than the WAL it holds: a synchronous-mode failover compares
-   * timelines (plan/failover-plan.ts) and would wrongly find it on another one. A restart (a
+   * timelines (plan/leadership/failover-plan.ts) and would wrongly find it on another one. A restart (a
    * rewind, a re-clone) forgets it.
    */
   #streamed: { readonly started: string; readonly timeline: number } | undefined;
@@ -35,7 +35,7 @@ export class LocalDb {
       max: POOL_SIZE,
       connectionTimeoutMillis: 5_000,
       query_timeout: 60_000,
-      // As long as the peer connections stay open (io/peer-server.ts): warm() opens them seconds
+      // As long as the peer connections stay open (peers/peer-server.ts): warm() opens them seconds
       // before a takeover, which must find them open.
       idleTimeoutMillis: 30_000,
     });

@@ -98,7 +98,7 @@ export async function ensureSystemRoles(db: LocalDb, config: AgentConfig, log: L
 /**
  * Checkpoints once pg_control lags the timeline this primary writes on, unless `running` (a
  * checkpoint of this leadership's) is under way: a former primary rewinding from here waits until
- * pg_control has the new timeline (io/rewind.ts), and before PostgreSQL 15 only a superuser, which
+ * pg_control has the new timeline (postgres/rewind.ts), and before PostgreSQL 15 only a superuser, which
  * no member is on another's, may ask for a checkpoint. The promotion asks at once (promote.ts);
  * this catches a promotion whose checkpoint never ran (the agent restarted, the query failed).
  * Resolves as soon as a checkpoint is asked for, with its completion (`done`), or undefined.

@@ -29,9 +29,9 @@ export interface StatusReporterOptions {
   readonly backups?: () => BackupsState;
   /** The hot-standby limits in the control file (pg_controldata), asked only while a restart is pending. */
   readonly controlLimits?: () => Promise<Readonly<Record<string, number>>>;
-  /** Why the data volume is full now, or undefined (see io/disk-watch.ts). */
+  /** Why the data volume is full now, or undefined (see postgres/disk-watch.ts). */
   readonly diskFull?: () => Promise<string | undefined>;
-  /** The public half of the agent's peer key (agent/peer-identity.ts), for the operator to certify. */
+  /** The public half of the agent's peer key (agent/peers/peer-identity.ts), for the operator to certify. */
   readonly peerKey?: string;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Failover, seen from a replica: rank the candidates once the holder's Lease has expired
- * (plan/failover-plan.ts decides), and, if this instance wins, take the Lease over with the
+ * (plan/leadership/failover-plan.ts decides), and, if this instance wins, take the Lease over with the
  * version the decision was made on. Ranking and the take-over are on the path to RTO: peers are
  * asked while this instance looks at itself, and the Pods come from the cache.
  */
@@ -116,7 +116,7 @@ function rankingPeers(ctx: AgentContext, lastHolder: string | undefined): PeerAd
 
 /**
  * Opens the connections a ranking will use, seconds before the holder's Lease expires (peer
- * connections stay open 30 s, io/peer-server.ts). A new mutual-TLS connection at the expiry cost
+ * connections stay open 30 s, peers/peer-server.ts). A new mutual-TLS connection at the expiry cost
  * 34–59 ms of the ranking's 58–105 ms (bench:failover --sync, 2026-12-03): time on the path to
  * RTO. The answers are dropped: a ranking must see the peers as they are at the expiry.
  */

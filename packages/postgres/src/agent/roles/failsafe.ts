@@ -1,5 +1,5 @@
 /**
- * The failsafe mode at the edges (plan/failsafe-plan.ts decides): the primary publishing its
+ * The failsafe mode at the edges (plan/leadership/failsafe-plan.ts decides): the primary publishing its
  * members on the Lease and asking each of them to vouch for it while the API server cannot be
  * reached, and a replica answering such a request over the peer API.
  *
@@ -177,7 +177,7 @@ export class PrimaryFailsafe {
 /**
  * A replica's answer to a primary that asks it to vouch (`POST /failsafe`). An accepted request is
  * remembered (AgentState.vouch): the replica then follows that holder for a lease duration, however
- * expired its Lease looks (plan/replica-plan.ts, plan/failover-plan.ts).
+ * expired its Lease looks (plan/leadership/replica-plan.ts, plan/leadership/failover-plan.ts).
  *
  * @example
  * ```ts

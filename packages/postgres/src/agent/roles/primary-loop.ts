@@ -1,7 +1,7 @@
 /**
  * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
  * switchovers, in-place restarts, a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
- * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
+ * (every 250 ms, one step of plan/leadership/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
  */
 import { annotateLease, type LeaseView } from '@kanri/runtime';

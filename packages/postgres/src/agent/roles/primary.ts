@@ -208,7 +208,7 @@ async function lead(
   }
 }
 
-/** The synchronous standbys a new leadership starts with (see plan/sync-plan.ts). */
+/** The synchronous standbys a new leadership starts with (see plan/leadership/sync-plan.ts). */
 function initialSynchronous(ctx: AgentContext, fresh: boolean): string[] {
   const number = ctx.view.ha.synchronousNumber;
   if (number <= 0) return [];

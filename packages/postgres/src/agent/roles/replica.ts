@@ -145,7 +145,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
       }
       // A standby ignores synchronous_standby_names. Carrying the value a failover's leadership
       // starts with (roles/primary.ts) lets it promote before it writes any file
-      // (plan/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
+      // (plan/leadership/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
       files.setSynchronousStandbyNames(renderSynchronousStandbyNames(view.ha.synchronousNumber, ANY_STANDBY));
       const changed = await files.write();
       if (!postgres.wanted) postgres.start();

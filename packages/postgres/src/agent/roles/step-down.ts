@@ -1,5 +1,5 @@
 /**
- * A primary on a full data volume hands over to a replica with room (plan/step-down-plan.ts
+ * A primary on a full data volume hands over to a replica with room (plan/leadership/step-down-plan.ts
  * decides): it releases the Lease when postgres cannot run, or switches over cleanly when postgres
  * runs but cannot write. Either way within seconds, instead of after the kubelet's liveness probe
  * restarted this agent (a postgres that cannot run), or never (one that runs).

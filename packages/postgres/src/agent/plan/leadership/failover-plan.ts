@@ -37,7 +37,7 @@ export interface FailoverInput {
   readonly graceOver: boolean;
   /**
    * The last holder, when this replica vouched for it in failsafe mode less than a lease duration
-   * ago (plan/failsafe-plan.ts): it may still be taking writes, so nobody takes over from it yet.
+   * ago (plan/leadership/failsafe-plan.ts): it may still be taking writes, so nobody takes over from it yet.
    */
   readonly vouchedFor?: string;
   /**
@@ -70,7 +70,7 @@ export function compareCandidates(a: Candidate, b: Candidate): number {
 /**
  * Synchronous mode: may `c` be promoted? A published standby may. So may any other replica on the
  * same timeline that has flushed strictly more WAL than every published standby that answered
- * (at least one must): every published standby holds every acknowledged commit (plan/sync-plan.ts),
+ * (at least one must): every published standby holds every acknowledged commit (plan/leadership/sync-plan.ts),
  * so such a replica holds them too. Promoting the published standby instead would make the replica
  * that is ahead rewind (hundreds of ms in the failover benchmark) and throw away WAL it already had.
  */

@@ -15,7 +15,7 @@ export interface ReplicaLapInput {
   readonly expired: boolean;
   /**
    * This replica vouched for the holder in failsafe mode less than a lease duration ago
-   * (plan/failsafe-plan.ts): the holder may still take writes, so its Lease counts as held.
+   * (plan/leadership/failsafe-plan.ts): the holder may still take writes, so its Lease counts as held.
    */
   readonly vouched: boolean;
 }
