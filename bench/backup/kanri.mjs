@@ -113,7 +113,7 @@ export function agentContainer(env, cluster, podIP) {
 
 /**
  * What the agent of `container` runs pgBackRest with: the binary, its `--config`,
- * `--config-include-path` and stanza (agent/io/pgbackrest.ts `baseArgs`), and PGDATA. Read from the
+ * `--config-include-path` and stanza (agent/backups/pgbackrest.ts `baseArgs`), and PGDATA. Read from the
  * container's environment (`KANRI_VOLUME_MOUNTS`, `KANRI_PGBACKREST`), as the agent resolves them.
  */
 export async function agentPgBackRest(container) {

@@ -1,5 +1,5 @@
 // The WAL segment size each side runs with. Kanri makes its clusters with 4 MiB segments
-// (packages/postgres/src/agent/io/bootstrap.ts, WAL_SEGMENT_MIB); postgres's and so Patroni's
+// (packages/postgres/src/agent/postgres/bootstrap.ts, WAL_SEGMENT_MIB); postgres's and so Patroni's
 // default is 16 MiB. A promotion copies the old timeline's last segment into the new timeline's
 // first, so the size is on the failover's path: by default both sides run Kanri's size
 // (`--wal-segments equal`, Patroni's initdb gets `--wal-segsize`); `--wal-segments default` runs

@@ -33,11 +33,11 @@ export const IMPORTS = {
     ...[
       'config.js',
       'instance-agent.js',
-      'io/http-server.js',
-      'io/logger.js',
-      'io/metrics.js',
-      'io/pg-bin.js',
-      'io/redactor.js',
+      'peers/http-server.js',
+      'log/logger.js',
+      'reporting/metrics.js',
+      'postgres/pg-bin.js',
+      'log/redactor.js',
     ].map((f) => pkg(agentDir + f)),
   ],
   // What operator/main.js imports.

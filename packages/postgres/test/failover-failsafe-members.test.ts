@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
-import { readFailsafeMembers } from '../src/agent/plan/failsafe-plan.js';
+import { readFailsafeMembers } from '../src/agent/plan/leadership/failsafe-plan.js';
 import { ANNOTATION, readPodReport } from '../src/contract/index.js';
 import { lostCommits } from './support/commit-loss.js';
 import {

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { waitFor } from '@kanri/testenv';
-import { PeerClient } from '../src/agent/io/peer-client.js';
+import { PeerClient } from '../src/agent/peers/peer-client.js';
 import { type FailsafeAnswer, PEER_FAILSAFE_PATH } from '../src/contract/index.js';
 import {
   clusters,

@@ -78,7 +78,7 @@ describe('synchronous mode: no acknowledged commit lost; switchover', { timeout:
 
   /**
    * A replica that is not the published standby may lead only when it has flushed strictly more
-   * than the standby (plan/failover-plan.ts): its own failover decision must say so, with LSNs.
+   * than the standby (plan/leadership/failover-plan.ts): its own failover decision must say so, with LSNs.
    */
   const aheadOf = async (holder: string, standby: string) => {
     const decision = await waitFor(

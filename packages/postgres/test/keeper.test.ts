@@ -73,8 +73,8 @@ describe('the keeper', () => {
     writeFileSync(
       main,
       `import { runKeeper } from '${dist}keeper/keeper.js';
-       import { createAgentLogger } from '${dist}io/logger.js';
-       import { Redactor } from '${dist}io/redactor.js';
+       import { createAgentLogger } from '${dist}log/logger.js';
+       import { Redactor } from '${dist}log/redactor.js';
        const log = createAgentLogger(new Redactor(), { component: 'keeper' });
        runKeeper({ script: ${JSON.stringify(agent)}, secretVariables: ['KANRI_TEST_SECRET'], log }).then((code) => process.exit(code));`,
     );

@@ -34,11 +34,11 @@ import { type CertificateAuthority, createCertificateAuthority, createServingCer
 import { leaseLoopbackBlock, postgresInstallations, waitFor } from '@kanri/testenv';
 import { pino } from 'pino';
 import type { AgentConfig } from '../src/agent/config.js';
-import { LocalDb } from '../src/agent/io/local-db.js';
-import { writePostgresTlsFiles } from '../src/agent/io/postgres-tls-files.js';
-import { checkpointIfTimelineLags, ensureSystemRoles } from '../src/agent/io/primary-tasks.js';
 import type { MemberTarget } from '../src/agent/plan/member-connection.js';
 import { buildAgentSettings, renderKanriConf, renderPgHba, withKanriInclude } from '../src/agent/plan/postgres-conf.js';
+import { LocalDb } from '../src/agent/postgres/local-db.js';
+import { writePostgresTlsFiles } from '../src/agent/postgres/postgres-tls-files.js';
+import { checkpointIfTimelineLags, ensureSystemRoles } from '../src/agent/postgres/primary-tasks.js';
 import type { PostgresCluster } from '../src/api/postgres-cluster.js';
 import {
   CONFIG_KEY,

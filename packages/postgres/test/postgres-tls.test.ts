@@ -20,9 +20,9 @@ import { type CertificateAuthority, createCertificateAuthority, createServingCer
 import { waitFor } from '@kanri/testenv';
 import type { ConfigMap, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import pg from 'pg';
-import { PeerClient } from '../src/agent/io/peer-client.js';
-import { requestVouch } from '../src/agent/io/peer-failsafe.js';
-import { fetchPeerStatus } from '../src/agent/io/peer-status.js';
+import { PeerClient } from '../src/agent/peers/peer-client.js';
+import { requestVouch } from '../src/agent/peers/peer-failsafe.js';
+import { fetchPeerStatus } from '../src/agent/peers/peer-status.js';
 import {
   ANNOTATION,
   EVENT_REASON,

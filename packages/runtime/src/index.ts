@@ -67,6 +67,23 @@ export { createLogger } from './logger.js';
 export type { LeaderElectionConfig, ManagerOptions } from './manager/manager.js';
 export { Manager } from './manager/manager.js';
 export { RuntimeMetrics } from './metrics/runtime-metrics.js';
+export type {
+  CertificateAuthority,
+  CertificateAuthorityRequest,
+  CertificateProblem,
+  RenewalCheck,
+  ServingCertificate,
+  ServingCertificateRequest,
+} from './pki/serving-cert.js';
+export {
+  certifyPublicKey,
+  createCertificateAuthority,
+  createServingCertificate,
+  serviceDnsNames,
+  servingCertificateProblem,
+} from './pki/serving-cert.js';
+export type { CertificateSecretOptions } from './pki/serving-cert-secret.js';
+export { caSecretName, ensureServingCertificateSecret } from './pki/serving-cert-secret.js';
 export type { Duration, ReconcileResult, Request } from './reconcile.js';
 export { parseDuration, requestKey, TerminalError } from './reconcile.js';
 export type {
@@ -102,22 +119,5 @@ export {
   crdDeletionGuardRules,
   crdDeletionGuardWebhook,
 } from './webhook/crd-deletion-guard-manifests.js';
-export type {
-  CertificateAuthority,
-  CertificateAuthorityRequest,
-  CertificateProblem,
-  RenewalCheck,
-  ServingCertificate,
-  ServingCertificateRequest,
-} from './webhook/serving-cert.js';
-export {
-  certifyPublicKey,
-  createCertificateAuthority,
-  createServingCertificate,
-  serviceDnsNames,
-  servingCertificateProblem,
-} from './webhook/serving-cert.js';
-export type { CertificateSecretOptions } from './webhook/serving-cert-secret.js';
-export { caSecretName, ensureServingCertificateSecret } from './webhook/serving-cert-secret.js';
 export type { WebhookOptions } from './webhook/webhook-runner.js';
 export { WebhookRunner } from './webhook/webhook-runner.js';

@@ -1,13 +1,13 @@
 /** The control plane's options and the handle `startControlPlane` returns (control-plane.ts). */
 import type { ProgressListener } from './binaries/build-progress.js';
 import type { BinaryPaths } from './binaries/ensure-binaries.js';
-import type { Kubeconfig } from './kubeconfig.js';
+import type { Kubeconfig } from './credentials/kubeconfig.js';
 import type { ProcessNode } from './process-node/process-node.js';
 import type { ProcessNodesOptions } from './process-node/process-nodes.js';
 import type { NetworkPlan } from './real-node/network-plan.js';
 import type { RealNode } from './real-node/real-node.js';
 import type { RealNodesOptions } from './real-node/real-nodes.js';
-import type { S3Server, S3ServerOptions } from './s3-server.js';
+import type { S3Server, S3ServerOptions } from './s3/s3-server.js';
 
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager and kube-scheduler. Default false. */

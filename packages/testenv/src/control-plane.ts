@@ -20,19 +20,19 @@ import { buildControllerManagerArgs } from './components/kube-controller-manager
 import { buildSchedulerArgs } from './components/kube-scheduler.js';
 import { buildKwokArgs, buildKwokConfiguration } from './components/kwok.js';
 import type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane-types.js';
+import { buildKubeconfig, writeKubeconfig } from './credentials/kubeconfig.js';
+import { createCertificateAuthority, createServiceAccountKeys } from './credentials/pki.js';
+import { issueUser } from './credentials/user-credentials.js';
 import { TestenvError } from './errors.js';
 import { existingClusterRequested } from './existing-cluster.js';
 import { connectExistingCluster, startS3 } from './existing-control-plane.js';
 import { LOOPBACK, reservePorts } from './free-port.js';
-import { buildKubeconfig, writeKubeconfig } from './kubeconfig.js';
 import { startKwok, waitNodesReady } from './kwok-nodes-ready.js';
 import { type ManagedProcess, startProcess } from './managed-process.js';
-import { createCertificateAuthority, createServiceAccountKeys } from './pki.js';
 import { type ProcessNodeSet, startProcessNodes } from './process-node/process-nodes.js';
 import { planRealNodes, type RealNodeSet, type RealNodesPlan } from './real-node/real-nodes.js';
-import type { S3Server } from './s3-server.js';
+import type { S3Server } from './s3/s3-server.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs, writeOwnerPid } from './stale-data-dirs.js';
-import { issueUser } from './user-credentials.js';
 import type { BinaryName } from './versions.js';
 import { waitHealthy } from './wait-healthy.js';
 

@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { parse } from 'yaml';
+import type { Kubeconfig } from './credentials/kubeconfig.js';
 import { TestenvError, UnsupportedError } from './errors.js';
-import type { Kubeconfig } from './kubeconfig.js';
 
 /** True when `KANRI_USE_EXISTING_CLUSTER` (or envtest's `USE_EXISTING_CLUSTER`) is `true` or `1`. */
 export function existingClusterRequested(env: NodeJS.ProcessEnv = process.env): boolean {

@@ -2,7 +2,7 @@
 import type { ControlPlane, ControlPlaneOptions } from './control-plane-types.js';
 import { UnsupportedError } from './errors.js';
 import { addUserUnsupported, loadExistingCluster } from './existing-cluster.js';
-import { type S3Server, startS3Server } from './s3-server.js';
+import { type S3Server, startS3Server } from './s3/s3-server.js';
 
 /** The S3 server of `options.s3`. Not under the data directory: that one is private (0700), and the CA file must not be. */
 export function startS3(options: ControlPlaneOptions, address?: string): Promise<S3Server | undefined> {

@@ -33,6 +33,7 @@ export type { NodeToolsEnv, NodeToolsPaths } from './binaries/node-tools-layout.
 export { nodeToolsEnv, nodeToolsPaths, nodeToolsVersion } from './binaries/node-tools-layout.js';
 export type { ControlPlane, ControlPlaneOptions, UserCredentials, UserOptions } from './control-plane.js';
 export { startControlPlane } from './control-plane.js';
+export type { Kubeconfig } from './credentials/kubeconfig.js';
 export { BinaryBuildError, ComponentStartError, TestenvError, UnsupportedError } from './errors.js';
 export type { FaultProxy } from './fault-proxy.js';
 export { startFaultProxy } from './fault-proxy.js';
@@ -43,7 +44,6 @@ export { ImageBuilder } from './images/image-builder.js';
 export { ensureNodeBaseImage } from './images/node-base-image.js';
 export type { PostgresImageMajor } from './images/postgres-image-build.js';
 export { postgresImageBuildArgs } from './images/postgres-image-build.js';
-export type { Kubeconfig } from './kubeconfig.js';
 export { isProcessAlive, withParentDeathSignal } from './managed-process.js';
 export { postgresInstallations, postgresVersionImages, postgresVersionOf } from './postgres-images.js';
 export type { ImageMapping, ImageMappings } from './process-node/image.js';
@@ -56,7 +56,6 @@ export type { ProcessNodesOptions } from './process-node/process-nodes.js';
 export { findProcessContainer } from './process-node/process-nodes.js';
 export type { CrashFreeze } from './process-node/process-tree.js';
 export { crashProcessTrees } from './process-node/process-tree.js';
-export { PROVISIONER_NAME } from './process-node/provisioner.js';
 export { runnableAs, runnableDirAs, runnableFileAs } from './process-node/runnable-as.js';
 export type {
   ServiceAddressOptions,
@@ -64,15 +63,16 @@ export type {
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
+export { PROVISIONER_NAME } from './process-node/volumes/provisioner.js';
 export { containerOutput, criLogLines } from './real-node/container-output.js';
 export type { NetworkPlan, NodeAddressing } from './real-node/network-plan.js';
 export { RealNode } from './real-node/real-node.js';
 export type { RealNodesOptions } from './real-node/real-nodes.js';
 export { realNodesUnsupportedReason } from './real-node/real-nodes.js';
-export type { S3ClientConfig, S3ObjectInfo } from './s3-client.js';
-export { S3Client, S3RequestError } from './s3-client.js';
-export type { S3Server, S3ServerOptions } from './s3-server.js';
-export { startS3Server } from './s3-server.js';
+export type { S3ClientConfig, S3ObjectInfo } from './s3/s3-client.js';
+export { S3Client, S3RequestError } from './s3/s3-client.js';
+export type { S3Server, S3ServerOptions } from './s3/s3-server.js';
+export { startS3Server } from './s3/s3-server.js';
 export type { EnsureTestImagesOptions, TestImage, TestImages } from './test-images/ensure-test-images.js';
 export { ensureTestImages } from './test-images/ensure-test-images.js';
 export type {

@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildKwokNode } from './components/kwok.js';
+import type { Kubeconfig } from './credentials/kubeconfig.js';
 import { ComponentStartError } from './errors.js';
-import type { Kubeconfig } from './kubeconfig.js';
 import type { ManagedProcess } from './managed-process.js';
 import { restRequest, restTargetFromKubeconfig } from './rest.js';
 

@@ -3,7 +3,7 @@
  * undici agent per credential. Not a general client: the runtime's client package is that.
  */
 import { Agent, request } from 'undici';
-import type { Kubeconfig } from './kubeconfig.js';
+import type { Kubeconfig } from './credentials/kubeconfig.js';
 
 export interface RestTarget {
   readonly server: string;

@@ -8,14 +8,14 @@ import { Registry } from 'prom-client';
 import { PORT } from '../contract/index.js';
 import { loadAgentConfig } from './config.js';
 import { InstanceAgent } from './instance-agent.js';
-import { type HealthSource, startHttpServer } from './io/http-server.js';
-import { createAgentLogger, type Logger } from './io/logger.js';
-import { AgentMetrics } from './io/metrics.js';
-import { checkPgBin } from './io/pg-bin.js';
-import type { Redactor } from './io/redactor.js';
-import { applySessionOptionsToTools } from './io/session-options.js';
+import { createAgentLogger, type Logger } from './log/logger.js';
+import type { Redactor } from './log/redactor.js';
+import { type HealthSource, startHttpServer } from './peers/http-server.js';
+import { checkPgBin } from './postgres/pg-bin.js';
+import { applySessionOptionsToTools } from './postgres/session-options.js';
 import { RepoHost } from './repo-host/repo-host.js';
 import { loadRepoHostConfig } from './repo-host/repo-host-config.js';
+import { AgentMetrics } from './reporting/metrics.js';
 
 interface Runnable extends HealthSource {
   run(signal: AbortSignal): Promise<void>;

@@ -25,7 +25,7 @@ import {
   readPodReport,
 } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
-import type { Logger } from './io/logger.js';
+import type { Logger } from './log/logger.js';
 
 /** Who the primary is: the holder of the leader Lease, and what its Pod says. */
 /** The PostgresCluster as stored: its spec is decoded by the schema, never trusted as typed. */

@@ -9,18 +9,18 @@ import type { Lease, LeaseRef } from '@kanri/runtime';
 import type { Wakeup } from '@kanri/timing';
 import type { LiveStatus } from '../contract/index.js';
 import type { BackupsState } from './backups/backups-state.js';
+import type { PgBackRest } from './backups/pgbackrest.js';
 import type { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
-import type { AgentEvents } from './io/agent-events.js';
-import type { InstanceFiles } from './io/instance-files.js';
-import type { LocalDb } from './io/local-db.js';
-import type { Logger } from './io/logger.js';
-import type { PeerClient } from './io/peer-client.js';
-import type { PgBackRest } from './io/pgbackrest.js';
-import type { PostgresProcess } from './io/postgres-process.js';
-import type { Redactor } from './io/redactor.js';
+import type { Logger } from './log/logger.js';
+import type { Redactor } from './log/redactor.js';
+import type { PeerClient } from './peers/peer-client.js';
 import type { WalRemovedWatch } from './plan/wal-removed-watch.js';
+import type { InstanceFiles } from './postgres/instance-files.js';
+import type { LocalDb } from './postgres/local-db.js';
+import type { PostgresProcess } from './postgres/postgres-process.js';
 import type { PostgresRequests } from './postgres-requests.js';
+import type { AgentEvents } from './reporting/agent-events.js';
 import type { AgentStateStore } from './state.js';
 
 export interface AgentContext {
@@ -56,7 +56,7 @@ export interface AgentContext {
   readonly peers: PeerClient;
   /** This instance's live status, as served to peers. */
   liveStatus(): Promise<LiveStatus>;
-  /** Why the data volume counts as full now, or undefined (io/disk-watch.ts). */
+  /** Why the data volume counts as full now, or undefined (postgres/disk-watch.ts). */
   diskFull(): Promise<string | undefined>;
 }
 
@@ -83,3 +83,11 @@ export type Transition =
     }
   | { readonly mode: 'follow' }
   | { readonly mode: 'rejoin'; readonly holder: string | undefined; readonly why: string };
+
+/** The names of the cluster's Pods, as the cache has them. */
+export function podNames(ctx: AgentContext): string[] {
+  return ctx.view
+    .pods()
+    .map((pod) => pod.metadata?.name ?? '')
+    .filter(Boolean);
+}

@@ -6,8 +6,9 @@
  *
  * Shape: one cycle. It boots, then runs one role at a time (roles/primary, roles/replica,
  * roles/rejoin); each role observes the cached cluster view, decides with the pure planners in
- * plan/, acts through the executors in io/, and ends by naming the next role. `AgentStateStore`
- * owns the agent's state; the status reporter and the peer API read snapshots of it.
+ * plan/, acts through the folders named after what they talk to (postgres/, peers/, backups/,
+ * reporting/), and ends by naming the next role. `AgentStateStore` owns the agent's state; the
+ * status reporter and the peer API read snapshots of it.
  *
  * Guarantees: postgres runs as primary only inside a leadership of the Lease, and is stopped when
  * the Lease cannot be renewed before the renew deadline (fencing), which is strictly before any
@@ -29,34 +30,34 @@ import {
   readPodReport,
 } from '../contract/index.js';
 import { BackupsState } from './backups/backups-state.js';
+import { startControlServer } from './backups/control-server.js';
+import { PgBackRest } from './backups/pgbackrest.js';
+import { PgBackRestServerProcess } from './backups/pgbackrest-server.js';
 import { runInstanceTlsServer } from './backups/tls-server.js';
 import { ClusterView } from './cluster-view.js';
 import type { AgentConfig } from './config.js';
 import { ConfigFollower } from './config-follower.js';
 import type { AgentContext, Transition } from './context.js';
-import { AgentEvents } from './io/agent-events.js';
-import { startControlServer } from './io/control-server.js';
-import { DiskWatch } from './io/disk-watch.js';
-import { type HealthSource, peerApiHandler } from './io/http-server.js';
-import { InstanceFiles } from './io/instance-files.js';
-import { KeeperLink } from './io/keeper-link.js';
-import { LocalDb } from './io/local-db.js';
-import type { Logger } from './io/logger.js';
-import type { AgentMetrics } from './io/metrics.js';
-import { PeerClient } from './io/peer-client.js';
-import { PgBackRest } from './io/pgbackrest.js';
-import { PgBackRestServerProcess } from './io/pgbackrest-server.js';
-import { PostgresProcess } from './io/postgres-process.js';
-import type { Redactor } from './io/redactor.js';
-import { readControlData } from './io/rewind.js';
-import { StatusReporter } from './io/status-reporter.js';
+import { KeeperLink } from './keeper/keeper-link.js';
 import type { WatchdogStatus } from './keeper/protocol.js';
-import { PeerIdentity } from './peer-identity.js';
+import type { Logger } from './log/logger.js';
+import type { Redactor } from './log/redactor.js';
+import { type HealthSource, peerApiHandler } from './peers/http-server.js';
+import { PeerClient } from './peers/peer-client.js';
+import { PeerIdentity } from './peers/peer-identity.js';
 import { decideArchivePermit } from './plan/archive-plan.js';
-import { QuickRetry } from './plan/quick-retry.js';
+import { QuickRetry } from './plan/leadership/quick-retry.js';
 import { buildReport } from './plan/report.js';
 import { WalRemovedWatch } from './plan/wal-removed-watch.js';
+import { DiskWatch } from './postgres/disk-watch.js';
+import { InstanceFiles } from './postgres/instance-files.js';
+import { LocalDb } from './postgres/local-db.js';
+import { PostgresProcess } from './postgres/postgres-process.js';
+import { readControlData } from './postgres/rewind.js';
 import { PostgresRequests } from './postgres-requests.js';
+import { AgentEvents } from './reporting/agent-events.js';
+import type { AgentMetrics } from './reporting/metrics.js';
+import { StatusReporter } from './reporting/status-reporter.js';
 import { followRestartRequests } from './restart-follower.js';
 import { boot } from './roles/boot.js';
 import { answerVouch } from './roles/failsafe.js';
@@ -83,7 +84,7 @@ export interface AgentOptions {
 const DIVERGED =
   /forked off current database system timeline \d+ before current recovery point|is ahead of the WAL flush position of this server|is not a child of this server's history/;
 
-/** How long after a refusal that lasts only moments the agent makes postgres ask again (plan/quick-retry.ts). */
+/** How long after a refusal that lasts only moments the agent makes postgres ask again (plan/leadership/quick-retry.ts). */
 const WAL_RETRY_SOON_MS = 100;
 
 /** A line of postgres saying it gives up (a recovery target it cannot reach, say). */

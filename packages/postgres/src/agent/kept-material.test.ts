@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CONFIG_KEY } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
-import { InstanceFiles } from './io/instance-files.js';
-import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
+import { InstanceFiles } from './postgres/instance-files.js';
+import { writePostgresTlsFiles } from './postgres/postgres-tls-files.js';
 import { tlsSecretFixture } from './tls-secret-fixture.js';
 
 const SECRET = { what: 'Secret hippo-postgres-tls', known: true };

@@ -14,10 +14,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import { ENV, REPO_HOST_ARG } from '../contract/instance-environment.js';
-import { createAgentLogger } from './io/logger.js';
-import { Redactor } from './io/redactor.js';
 import { runKeeper } from './keeper/keeper.js';
 import { AGENT_PROCESS_ENV } from './keeper/protocol.js';
+import { createAgentLogger } from './log/logger.js';
+import { Redactor } from './log/redactor.js';
 
 const SECRET_VARIABLES = [ENV.superuserPassword, ENV.replicationPassword];
 const redactor = new Redactor();

@@ -4,7 +4,7 @@
  * named transitions, and everyone else (the status reporter, the peer API) reads snapshots.
  */
 import type { InstanceReport, Role, UsersReport } from '../contract/index.js';
-import type { Vouch } from './plan/failsafe-plan.js';
+import type { Vouch } from './plan/leadership/failsafe-plan.js';
 import { maxLsn } from './plan/lsn.js';
 import type { ReportDecisions } from './plan/report.js';
 
@@ -24,7 +24,7 @@ export interface AgentState {
   /** The highest LSN the current primary is known to have reached; reset when the holder changes. */
   readonly primaryLsnSeen: string | undefined;
   readonly decisions: ReportDecisions;
-  /** Replicas: the last time this one vouched for a primary in failsafe mode (plan/failsafe-plan.ts). */
+  /** Replicas: the last time this one vouched for a primary in failsafe mode (plan/leadership/failsafe-plan.ts). */
   readonly vouch: Vouch | undefined;
 }
 

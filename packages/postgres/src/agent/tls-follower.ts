@@ -3,18 +3,18 @@
  * certificate files and settings, whose changes become a reload request that the role cycle serves
  * (agent/postgres-requests.ts: a renewed certificate is served without a restart or a dropped
  * connection); and the agent's own Pod, for the peer API's mutual TLS, server and client, once
- * the operator has certified the agent's key there (agent/peer-identity.ts). One update at a time, in the order of the changes.
+ * the operator has certified the agent's key there (agent/peers/peer-identity.ts). One update at a time, in the order of the changes.
  * Fail closed: a Secret deleted or not whole leaves the files served until then in place
- * (io/postgres-tls-files.ts); the agent never goes from TLS back to none.
+ * (postgres/postgres-tls-files.ts); the agent never goes from TLS back to none.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { ANNOTATION, names, PORT } from '../contract/index.js';
 import type { AgentContext } from './context.js';
-import { PeerServer } from './io/peer-server.js';
-import { writePostgresTlsFiles } from './io/postgres-tls-files.js';
-import type { PeerIdentity } from './peer-identity.js';
+import type { PeerIdentity } from './peers/peer-identity.js';
+import { PeerServer } from './peers/peer-server.js';
 import { decodeTlsSecret, readPostgresTls } from './plan/material-plan.js';
+import { writePostgresTlsFiles } from './postgres/postgres-tls-files.js';
 
 type PeerApi = (request: IncomingMessage, response: ServerResponse) => boolean;
 

@@ -4,8 +4,6 @@
  * timings come from here on both sides, so the primary's renew deadline and the replicas' expiry
  * can never follow different rules.
  */
-import type { PostgresClusterSpec } from '../api/postgres-cluster.js';
-
 export const HA_DEFAULTS = {
   leaseDurationSeconds: 15,
   renewDeadlineSeconds: 10,
@@ -15,6 +13,20 @@ export const HA_DEFAULTS = {
   /** On, as in Patroni's failsafe_mode: an API-server outage alone stops no primary. */
   failsafeMode: true,
 } as const;
+
+/**
+ * `spec.ha` as stored, each field possibly absent (an object stored before the field existed).
+ * The API's schema (api/postgres-cluster.ts) produces it; it is spelled out here, not imported,
+ * because the API imports this module for its defaults.
+ */
+export interface HaSpec {
+  readonly leaseDurationSeconds?: number | undefined;
+  readonly renewDeadlineSeconds?: number | undefined;
+  readonly retryPeriodSeconds?: number | undefined;
+  readonly maximumLagOnFailover?: number | undefined;
+  readonly failsafeMode?: boolean | undefined;
+  readonly synchronous?: { readonly number?: number | undefined } | undefined;
+}
 
 /** The HA section with every default filled in. */
 export interface HaSettings {
@@ -27,7 +39,7 @@ export interface HaSettings {
   readonly synchronousNumber: number;
   /**
    * While the API server cannot be reached, the primary leads on for as long as every other member
-   * vouches for it over the peer API (plan/failsafe-plan.ts); off, it fences at the renew deadline.
+   * vouches for it over the peer API (plan/leadership/failsafe-plan.ts); off, it fences at the renew deadline.
    */
   readonly failsafeMode: boolean;
 }
@@ -38,10 +50,10 @@ export interface HaSettings {
  *
  * @example
  * ```ts
- * haSettings({ ha: { synchronous: { number: 1 } } } as PostgresClusterSpec).synchronousNumber; // 1
+ * haSettings({ ha: { synchronous: { number: 1 } } }).synchronousNumber; // 1
  * ```
  */
-export function haSettings(spec: Pick<PostgresClusterSpec, 'ha'> | undefined): HaSettings {
+export function haSettings(spec: { readonly ha?: HaSpec | undefined } | undefined): HaSettings {
   const ha = spec?.ha;
   return {
     leaseDurationSeconds: ha?.leaseDurationSeconds ?? HA_DEFAULTS.leaseDurationSeconds,

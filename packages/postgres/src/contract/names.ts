@@ -72,7 +72,7 @@ export const ANNOTATION = {
    * On the leader Lease, written by the primary in failsafe mode when its members change: JSON
    * `{"holder": <pod>, "members": [<pod>, …]}`, the instances it asks to vouch for it while the API
    * server cannot be reached (Patroni's `/failsafe` key). While the holder's own list is there, an
-   * instance not on it never takes the Lease from that holder (agent/plan/failsafe-plan.ts).
+   * instance not on it never takes the Lease from that holder (agent/plan/leadership/failsafe-plan.ts).
    */
   failsafeMembers: `${GROUP}/failsafe-members`,
   /** On the PostgresCluster: any new value asks for a rolling restart of every instance. */

@@ -41,7 +41,7 @@ export const PEER_STATUS_PATH = '/status';
 
 /**
  * The peer API's failsafe endpoint (`POST /failsafe` on POD_IP:8000): a primary that cannot reach
- * the API server asks every other member to vouch for it (see agent/plan/failsafe-plan.ts).
+ * the API server asks every other member to vouch for it (see agent/plan/leadership/failsafe-plan.ts).
  */
 export const PEER_FAILSAFE_PATH = '/failsafe';
 

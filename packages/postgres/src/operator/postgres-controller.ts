@@ -13,8 +13,10 @@ import type { PostgresCluster } from '../api/postgres-cluster.js';
 import { API_VERSION, BACKUP_KIND, KIND } from '../contract/index.js';
 import { admissionGate } from './admission/policy-gate.js';
 import { reconcileBackups } from './backups/backup-actions.js';
+import { reconcileCloneSourcePolicy, reportDataSourceProblem, resolveClone } from './backups/clone-actions.js';
 import { recordRepoPaths, resolveRepoPaths } from './backups/repo-grants.js';
-import { reconcileCloneSourcePolicy, reportDataSourceProblem, resolveClone } from './clone-actions.js';
+import { reconcileRepoHost } from './backups/repo-host-actions.js';
+import { reconcileRestore } from './backups/restore-actions.js';
 import { cloneSourceWakeups } from './clone-wakeups.js';
 import {
   applyClusterObjects,
@@ -27,8 +29,6 @@ import { observeCluster, reconcileInstances, recreateStuckPods, scaleDown } from
 import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
 import { instancePodPredicate } from './pod-predicate.js';
 import { announcePrimary } from './primary-change.js';
-import { reconcileRepoHost } from './repo-host-actions.js';
-import { reconcileRestore } from './restore-actions.js';
 import { reconcileRollout } from './rollout/rollout-actions.js';
 import { dataSourceRefusal } from './secret-consent.js';
 import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';

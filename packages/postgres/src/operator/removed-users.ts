@@ -1,6 +1,6 @@
 /**
  * The Secrets of users removed from `spec.users`. With `userRemovalPolicy: Drop` the primary's
- * agent drops a removed user's role once it owns no database (agent/plan/removed-users-plan.ts);
+ * agent drops a removed user's role once it owns no database (agent/plan/users/removed-users-plan.ts);
  * the operator then deletes the user's Secret, and only then: a Secret is deleted once the
  * primary has reported a pass over this generation of the spec that no longer keeps the role, so
  * a role that outlives its removal (it still owns a database) keeps its password. Pure.

@@ -3,7 +3,7 @@
  * plain files): the WAL segments it archived, and the gaps between them. Pure but for `repoObjects`.
  */
 import type { S3Server } from '@kanri/testenv';
-import { WAL_SEGMENT_MIB } from '../../src/agent/io/bootstrap.js';
+import { WAL_SEGMENT_MIB } from '../../src/agent/postgres/bootstrap.js';
 
 /** A WAL file name counts segments within 4 GiB "log files": 1024 of Kanri's 4 MiB segments each. */
 const PER_LOG_FILE = 2 ** 32 / (WAL_SEGMENT_MIB * 2 ** 20);

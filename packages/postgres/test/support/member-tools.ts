@@ -1,5 +1,5 @@
 /**
- * Runs the agent's own PGDATA tools (agent/io: initdb, pg_basebackup, pg_rewind) in a child
+ * Runs the agent's own PGDATA tools (agent/postgres: initdb, pg_basebackup, pg_rewind) in a child
  * process as the user it is started as, for tests that run as root: pg_rewind refuses to run as
  * root, and postgres needs its data directory to be its own. `runMemberTool` starts it as
  * `postgres`; the child reads one request from its arguments and prints one JSON answer.
@@ -8,10 +8,10 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { basebackup, initdb } from '../../src/agent/io/bootstrap.js';
-import { Redactor } from '../../src/agent/io/redactor.js';
-import { type RewindResult, rewind } from '../../src/agent/io/rewind.js';
+import { Redactor } from '../../src/agent/log/redactor.js';
 import type { MemberTarget } from '../../src/agent/plan/member-connection.js';
+import { basebackup, initdb } from '../../src/agent/postgres/bootstrap.js';
+import { type RewindResult, rewind } from '../../src/agent/postgres/rewind.js';
 
 export type MemberToolRequest =
   | { readonly tool: 'initdb'; readonly superuserPassword: string }

@@ -5,7 +5,7 @@
 import type { KubeClient, KubeObject } from '@kanri/client';
 import { createServingCertificate } from '@kanri/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.js';
-import type { PeerTls } from '../../src/agent/io/peer-client.js';
+import type { PeerTls } from '../../src/agent/peers/peer-client.js';
 import { names, PGBACKREST_CA_KEY, peerCommonName } from '../../src/contract/index.js';
 
 /** `instance`'s peer certificate and key from `cluster`'s CA. */

@@ -5,7 +5,7 @@
  */
 import type { ValidatingWebhook } from 'kubernetes-types/admissionregistration/v1.js';
 import type { ObjectMeta } from 'kubernetes-types/meta/v1.js';
-import { caSecretName } from './ca-rotation.js';
+import { caSecretName } from '../pki/ca-rotation.js';
 import { CRD_DELETION_GUARD_PATH, KANRI_MANAGED_BY_LABEL } from './crd-deletion-guard.js';
 
 /** The webhook's name inside its configuration (a configuration may hold several). */

@@ -13,18 +13,18 @@ import { type KubeClient, type KubeObject, NotFoundError } from '@kanri/client';
 import { Backoff } from '@kanri/timing';
 import type { Logger } from '../logger.js';
 import { parseBindAddress } from '../net/bind-address.js';
-import type { AdmissionHandler } from './admission-review.js';
-import { type AdmissionServer, startAdmissionServer } from './admission-server.js';
-import { CRD_DELETION_GUARD_PATH, crdDeletionGuard } from './crd-deletion-guard.js';
-import { CRD_DELETION_GUARD_WEBHOOK, crdDeletionGuardWebhook } from './crd-deletion-guard-manifests.js';
 import {
   createServingCertificate,
   type ServingCertificate,
   serviceDnsNames,
   servingCertificateProblem,
   subjectAltNames,
-} from './serving-cert.js';
-import { ensureServingCertificateSecret } from './serving-cert-secret.js';
+} from '../pki/serving-cert.js';
+import { ensureServingCertificateSecret } from '../pki/serving-cert-secret.js';
+import type { AdmissionHandler } from './admission-review.js';
+import { type AdmissionServer, startAdmissionServer } from './admission-server.js';
+import { CRD_DELETION_GUARD_PATH, crdDeletionGuard } from './crd-deletion-guard.js';
+import { CRD_DELETION_GUARD_WEBHOOK, crdDeletionGuardWebhook } from './crd-deletion-guard-manifests.js';
 
 export interface WebhookOptions {
   /** Where the HTTPS server listens, `host:port`. Default `:9443`. */

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import type { Kubeconfig } from '../kubeconfig.js';
+import type { Kubeconfig } from '../credentials/kubeconfig.js';
 import { type RestTarget, restTargetFromKubeconfig } from '../rest.js';
 
 export class ApiError extends Error {

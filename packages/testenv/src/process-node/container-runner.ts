@@ -16,7 +16,7 @@ import { resolveMountPath, VOLUME_MOUNTS_ENV } from './mount-path.js';
 import { HOST_IP, type PodHost, type ProcessContainer } from './node-context.js';
 import { type ProbeResult, type ProbeTarget, runProber } from './probe.js';
 import type { RunAs } from './users.js';
-import { containerMounts } from './volumes.js';
+import { containerMounts } from './volumes/volumes.js';
 
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 

@@ -6,7 +6,7 @@ import type { GroupReaper } from './group-reaper.js';
 import type { ImageMappings } from './image.js';
 import type { PodNetwork } from './pod-network.js';
 import type { PasswdEntry, RunAsResult } from './users.js';
-import type { PreparedVolumes } from './volumes.js';
+import type { PreparedVolumes } from './volumes/volumes.js';
 
 export const HOST_IP = '127.0.0.1';
 

@@ -14,7 +14,12 @@ import { HOST_IP, type NodeContext, type PodHost, type ProcessContainer } from '
 import { buildPodStatus } from './pod-status.js';
 import { buildPodKubeconfig, requestPodToken, writeSecretFile } from './service-account.js';
 import { type RunAs, resolveRunAs } from './users.js';
-import { type PreparedVolumes, prepareVolumes, type ServiceAccountTokenFile, VolumeNotReady } from './volumes.js';
+import {
+  type PreparedVolumes,
+  prepareVolumes,
+  type ServiceAccountTokenFile,
+  VolumeNotReady,
+} from './volumes/volumes.js';
 
 export class PodWorker implements PodHost {
   readonly context: NodeContext;

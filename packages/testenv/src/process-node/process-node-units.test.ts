@@ -7,9 +7,9 @@ import { containerArgv, expandVariables, findImageMapping, imageRepository } fro
 import { resolveMountPath } from './mount-path.js';
 import { blockAddress } from './pod-network.js';
 import { buildPodStatus, podPhase } from './pod-status.js';
-import { buildVolumeForClaim } from './provisioner.js';
 import { computeServiceEndpoints, pickServicePort } from './service-endpoints.js';
 import { parsePasswd, resolveRunAs, setprivUserArgs } from './users.js';
+import { buildVolumeForClaim } from './volumes/provisioner.js';
 
 const pod: Pod = {
   metadata: { name: 'web-0', namespace: 'shop', uid: 'u-1', labels: { app: 'web' } },

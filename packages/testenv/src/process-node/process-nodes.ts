@@ -4,16 +4,16 @@
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Kubeconfig } from '../credentials/kubeconfig.js';
 import { type FaultProxy, startFaultProxy } from '../fault-proxy.js';
-import type { Kubeconfig } from '../kubeconfig.js';
 import { Api } from './api.js';
 import { GroupReaper } from './group-reaper.js';
 import type { ImageMappings } from './image.js';
 import type { ProcessContainer } from './node-context.js';
 import { PodNetwork } from './pod-network.js';
 import { type ProcessNode, ProcessNodeAgent } from './process-node.js';
-import { LocalProvisioner } from './provisioner.js';
 import { readPasswd } from './users.js';
+import { LocalProvisioner } from './volumes/provisioner.js';
 
 /**
  * Process nodes: Nodes that run Pods' containers as real local processes, standing in for

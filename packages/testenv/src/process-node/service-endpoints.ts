@@ -8,8 +8,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod, Service, ServicePort } from 'kubernetes-types/core/v1.js';
+import type { Kubeconfig } from '../credentials/kubeconfig.js';
 import { TestenvError } from '../errors.js';
-import type { Kubeconfig } from '../kubeconfig.js';
 import { Api, encode } from './api.js';
 
 export interface ServiceEndpoint {

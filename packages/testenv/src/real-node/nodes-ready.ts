@@ -1,7 +1,7 @@
 /** Waits until every real node's kubelet has registered its Node and reports it Ready. */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kubeconfig } from '../credentials/kubeconfig.js';
 import { ComponentStartError } from '../errors.js';
-import type { Kubeconfig } from '../kubeconfig.js';
 import { restRequest, restTargetFromKubeconfig } from '../rest.js';
 import type { RealNode } from './real-node.js';
 

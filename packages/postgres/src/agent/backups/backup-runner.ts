@@ -21,9 +21,9 @@ import {
   type PgBackRestSpec,
   repoIndex,
 } from '../../contract/index.js';
-import type { Logger } from '../io/logger.js';
-import { failureReason, type PgBackRest } from '../io/pgbackrest.js';
+import type { Logger } from '../log/logger.js';
 import { backupStatusFields, parseBackups } from './backup-info.js';
+import { failureReason, type PgBackRest } from './pgbackrest.js';
 
 const HEARTBEAT_MS = 10_000;
 /**

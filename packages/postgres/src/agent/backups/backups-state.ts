@@ -184,7 +184,7 @@ export class BackupsState {
     );
   }
 
-  /** The archive command's outcome for one segment (the control socket, io/control-server.ts). */
+  /** The archive command's outcome for one segment (the control socket, backups/control-server.ts). */
   seeArchiveOutcome(outcome: ArchiveOutcome, now = new Date()): void {
     const time = now.toISOString();
     if (!outcome.ok) {

@@ -16,7 +16,7 @@ import {
   PGBACKREST_STANZA,
   splitPeerCertificate,
 } from '../../contract/index.js';
-import { writeFileIfChanged } from '../io/files.js';
+import { writeFileIfChanged } from '../files.js';
 import { podKey } from './tls-server.js';
 
 /** What the operator resolved of the source's repo host (RestoreSource.gateway). */

@@ -17,7 +17,7 @@ import {
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type PgBackRestTlsFiles, pgbackrestClientName, splitPeerCertificate } from '../../contract/index.js';
-import { writeFileIfChanged } from '../io/files.js';
+import { writeFileIfChanged } from '../files.js';
 
 const KEY_FILE = 'tls.key';
 

@@ -23,10 +23,10 @@ import {
   unsupportedRepo,
 } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { failureReason } from '../io/pgbackrest.js';
-import { markStanzaUpgraded } from '../io/upgrade-marker.js';
+import { markStanzaUpgraded } from '../postgres/upgrade-marker.js';
 import { firstRecoverabilityPoint, latestFullBackups, parseBackups } from './backup-info.js';
 import { BackupQueue } from './backup-runner.js';
+import { failureReason } from './pgbackrest.js';
 import { volumeAccess } from './volume-access.js';
 
 const PERIOD_MS = 5_000;

@@ -27,10 +27,10 @@ import {
 } from '../../contract/index.js';
 import type { ClusterView } from '../cluster-view.js';
 import type { AgentContext } from '../context.js';
-import { readIfExists, writeFileIfChanged } from '../io/files.js';
-import type { Logger } from '../io/logger.js';
-import type { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
+import { readIfExists, writeFileIfChanged } from '../files.js';
+import type { Logger } from '../log/logger.js';
 import { PgBackRestKey } from './pgbackrest-key.js';
+import type { PgBackRestServerProcess } from './pgbackrest-server.js';
 
 const PERIOD_MS = 5_000;
 /** While the certificate is not issued yet: the operator issues it within a reconcile. */

@@ -16,8 +16,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Backoff } from '@kanri/timing';
-import { withParentDeathSignal } from '../io/commands.js';
-import type { Logger } from '../io/logger.js';
+import { withParentDeathSignal } from '../commands.js';
+import type { Logger } from '../log/logger.js';
 import { Postmaster } from './postmaster.js';
 import { AGENT_PROCESS_ENV, isMessage, monotonicMs, type ToAgent, type ToKeeper } from './protocol.js';
 import { checkWatchdog, disarmWatchdog, feedWatchdog, IDLE, startRefusal, type WatchdogStep } from './watchdog.js';

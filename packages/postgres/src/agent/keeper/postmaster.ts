@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { sleepUnlessAborted } from '@kanri/timing';
-import { forEachLine, withParentDeathSignal } from '../io/commands.js';
+import { forEachLine, withParentDeathSignal } from '../commands.js';
 import type { PostmasterSignal } from './protocol.js';
 
 export interface PostmasterEvents {

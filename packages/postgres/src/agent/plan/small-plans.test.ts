@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { buildInstanceRoleRules } from '../../contract/index.js';
-import { Redactor } from '../io/redactor.js';
+import { Redactor } from '../log/redactor.js';
 import { planBoot } from './bootstrap-plan.js';
 import { lsnDistance, maxLsn, parseLsn } from './lsn.js';
 import { planSlots } from './slots-plan.js';
-import { quoteIdent, quoteLiteral } from './sql-quote.js';
+import { quoteIdent, quoteLiteral } from './users/sql-quote.js';
 
 it('plans slots for every other Pod and drops only inactive slots of Pods that are gone', () => {
   const plan = planSlots(

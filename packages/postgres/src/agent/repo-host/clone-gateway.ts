@@ -16,7 +16,7 @@ import { createServer, type Server } from 'node:https';
 import { join, sep } from 'node:path';
 import type { CloneGrant } from '../../contract/index.js';
 import type { PgBackRestKey } from '../backups/pgbackrest-key.js';
-import type { Logger } from '../io/logger.js';
+import type { Logger } from '../log/logger.js';
 import { authorizeClone } from './clone-grants.js';
 
 /** What the gateway serves from, read at each request (the spec and the grants change). */

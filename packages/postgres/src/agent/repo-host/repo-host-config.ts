@@ -4,8 +4,8 @@
  * where they live on this machine.
  */
 import { PATH } from '../../contract/index.js';
+import type { PgBackRestHostConfig } from '../backups/pgbackrest.js';
 import { AgentConfigError, readPodIdentity } from '../config.js';
-import type { PgBackRestHostConfig } from '../io/pgbackrest.js';
 import { resolveMountPath } from '../mounts.js';
 
 export interface RepoHostConfig extends PgBackRestHostConfig {

@@ -28,16 +28,16 @@ import {
   splitPeerCertificate,
 } from '../../contract/index.js';
 import { BackupQueue } from '../backups/backup-runner.js';
+import { PgBackRest } from '../backups/pgbackrest.js';
+import { PgBackRestServerProcess } from '../backups/pgbackrest-server.js';
 import { usableSpec } from '../backups/primary-backups.js';
 import { podKey, runTlsServer, serverDirs } from '../backups/tls-server.js';
 import { ClusterView } from '../cluster-view.js';
-import { AgentEvents } from '../io/agent-events.js';
-import type { HealthSource } from '../io/http-server.js';
-import type { Logger } from '../io/logger.js';
-import { PgBackRest } from '../io/pgbackrest.js';
-import { PgBackRestServerProcess } from '../io/pgbackrest-server.js';
-import type { Redactor } from '../io/redactor.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redactor.js';
 import { resolveMountPath } from '../mounts.js';
+import type { HealthSource } from '../peers/http-server.js';
+import { AgentEvents } from '../reporting/agent-events.js';
 import { CloneGateway } from './clone-gateway.js';
 import type { RepoHostConfig } from './repo-host-config.js';
 

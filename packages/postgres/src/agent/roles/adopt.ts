@@ -5,9 +5,9 @@
  */
 import { ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
-import { untilAccepting } from '../io/retry.js';
 import type { WatchdogStatus } from '../keeper/protocol.js';
 import { planAdoption } from '../plan/adoption-plan.js';
+import { untilAccepting } from '../retry.js';
 
 /** How long a kept postgres may take to answer: a running one answers at once. */
 const ANSWER_WITHIN_MS = 5_000;

@@ -6,10 +6,10 @@
 import { holderOf } from '@kanri/runtime';
 import { ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
-import { initdb, inspectDataDir } from '../io/bootstrap.js';
-import { retry } from '../io/retry.js';
 import type { WatchdogStatus } from '../keeper/protocol.js';
 import { planBoot } from '../plan/bootstrap-plan.js';
+import { initdb, inspectDataDir } from '../postgres/bootstrap.js';
+import { retry } from '../retry.js';
 import { adoptKept } from './adopt.js';
 import { bootstrapContext, cloneFromPrimary } from './clone.js';
 import { settleMajorVersion } from './major-upgrade.js';

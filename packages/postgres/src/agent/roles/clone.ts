@@ -7,8 +7,8 @@ import { holderOf } from '@kanri/runtime';
 import { Backoff, sleepUnlessAborted } from '@kanri/timing';
 import { memberServerName, names } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { type BootstrapContext, basebackup } from '../io/bootstrap.js';
 import { leaseTimings } from '../lease-timings.js';
+import { type BootstrapContext, basebackup } from '../postgres/bootstrap.js';
 
 export function bootstrapContext(ctx: AgentContext, signal: AbortSignal): BootstrapContext {
   return {

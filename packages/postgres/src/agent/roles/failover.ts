@@ -1,6 +1,6 @@
 /**
  * Failover, seen from a replica: rank the candidates once the holder's Lease has expired
- * (plan/failover-plan.ts decides), and, if this instance wins, take the Lease over with the
+ * (plan/leadership/failover-plan.ts decides), and, if this instance wins, take the Lease over with the
  * version the decision was made on. Ranking and the take-over are on the path to RTO: peers are
  * asked while this instance looks at itself, and the Pods come from the cache.
  */
@@ -16,22 +16,21 @@ import {
   ROLE,
   readPodReport,
 } from '../../contract/index.js';
-import type { AgentContext, Takeover } from '../context.js';
-import type { PeerAddress } from '../io/peer-client.js';
-import { fetchPeerStatus } from '../io/peer-status.js';
-import { ensureSlots } from '../io/primary-tasks.js';
+import { type AgentContext, podNames, type Takeover } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
-import { decideFailover } from '../plan/failover-plan.js';
+import type { PeerAddress } from '../peers/peer-client.js';
+import { fetchPeerStatus } from '../peers/peer-status.js';
+import { decideFailover } from '../plan/leadership/failover-plan.js';
 import {
   bindingMembers,
   encodeFailsafeMembers,
   isVouchedFor,
   memberListFor,
   readFailsafeMembers,
-} from '../plan/failsafe-plan.js';
+} from '../plan/leadership/failsafe-plan.js';
+import { toCandidate } from '../plan/leadership/switchover-plan.js';
 import { maxLsn } from '../plan/lsn.js';
-import { toCandidate } from '../plan/switchover-plan.js';
-import { podNames } from './primary-loop.js';
+import { ensureSlots } from '../postgres/primary-tasks.js';
 
 export interface FailoverOutcome {
   /** This instance won the ranking (it may still have lost the race for the Lease). */
@@ -117,7 +116,7 @@ function rankingPeers(ctx: AgentContext, lastHolder: string | undefined): PeerAd
 
 /**
  * Opens the connections a ranking will use, seconds before the holder's Lease expires (peer
- * connections stay open 30 s, io/peer-server.ts). A new mutual-TLS connection at the expiry cost
+ * connections stay open 30 s, peers/peer-server.ts). A new mutual-TLS connection at the expiry cost
  * 34–59 ms of the ranking's 58–105 ms (bench:failover --sync, 2026-12-03): time on the path to
  * RTO. The answers are dropped: a ranking must see the peers as they are at the expiry.
  */

@@ -1,5 +1,5 @@
 /**
- * The failsafe mode at the edges (plan/failsafe-plan.ts decides): the primary publishing its
+ * The failsafe mode at the edges (plan/leadership/failsafe-plan.ts decides): the primary publishing its
  * members on the Lease and asking each of them to vouch for it while the API server cannot be
  * reached, and a replica answering such a request over the peer API.
  *
@@ -10,9 +10,9 @@
  */
 import { annotateLease, holderOf, leaseExpiresAtMs } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, type FailsafeAnswer, type FailsafeRequest } from '../../contract/index.js';
-import type { AgentContext } from '../context.js';
-import { requestVouch } from '../io/peer-failsafe.js';
+import { type AgentContext, podNames } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
+import { requestVouch } from '../peers/peer-failsafe.js';
 import {
   decideFailsafe,
   decideVouch,
@@ -22,8 +22,7 @@ import {
   planMemberList,
   planVouchRound,
   readFailsafeMembers,
-} from '../plan/failsafe-plan.js';
-import { podNames } from './primary-loop.js';
+} from '../plan/leadership/failsafe-plan.js';
 
 /**
  * One leadership's failsafe mode, for the LeaderElector's `keepLeadingWithoutApi` and
@@ -178,7 +177,7 @@ export class PrimaryFailsafe {
 /**
  * A replica's answer to a primary that asks it to vouch (`POST /failsafe`). An accepted request is
  * remembered (AgentState.vouch): the replica then follows that holder for a lease duration, however
- * expired its Lease looks (plan/replica-plan.ts, plan/failover-plan.ts).
+ * expired its Lease looks (plan/leadership/replica-plan.ts, plan/leadership/failover-plan.ts).
  *
  * @example
  * ```ts

@@ -15,7 +15,7 @@ import {
   readLeaderHistory,
 } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { readControlData } from '../io/rewind.js';
+import { readControlData } from '../postgres/rewind.js';
 
 /** How often the primary refreshes the recorded WAL position when its timeline has not changed. */
 const REFRESH_MS = 30_000;

@@ -16,12 +16,9 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ENV, ROLE, SUPERUSER } from '../../contract/index.js';
+import { runCommand } from '../commands.js';
 import type { AgentContext } from '../context.js';
-import { initdb, walSegmentMiB } from '../io/bootstrap.js';
-import { runCommand } from '../io/commands.js';
-import { fsyncDir, readIfExists } from '../io/files.js';
-import { readControlData } from '../io/rewind.js';
-import { readUpgradeMarker, writeUpgradeMarker } from '../io/upgrade-marker.js';
+import { fsyncDir, readIfExists } from '../files.js';
 import {
   binDirFor,
   INSTANCE_PROGRAMS,
@@ -29,6 +26,9 @@ import {
   planUpgradeBoot,
   type UpgradeMarker,
 } from '../plan/major-upgrade-plan.js';
+import { initdb, walSegmentMiB } from '../postgres/bootstrap.js';
+import { readControlData } from '../postgres/rewind.js';
+import { readUpgradeMarker, writeUpgradeMarker } from '../postgres/upgrade-marker.js';
 
 /** pg_upgrade runs both servers on sockets only; these ports just name the socket files. */
 const OLD_PORT = '50432';

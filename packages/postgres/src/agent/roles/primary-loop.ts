@@ -1,15 +1,15 @@
 /**
  * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
  * switchovers, the reloads and restarts asked of postgres (roles/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
- * (every 250 ms, one step of plan/sync-plan.ts at a time, 100 ms apart while a new set is on its
+ * (every 250 ms, one step of plan/leadership/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
  */
 import { annotateLease, type LeaseView } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
-import type { AgentContext } from '../context.js';
-import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../io/primary-tasks.js';
-import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/sync-plan.js';
+import { type AgentContext, podNames } from '../context.js';
+import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/leadership/sync-plan.js';
+import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../postgres/primary-tasks.js';
 import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
@@ -23,14 +23,6 @@ const USERS_RESYNC_MS = 30_000;
 const SYNC_PERIOD_MS = 250;
 const SYNC_STEP_MS = 100;
 const ASYNC_PERIOD_MS = 1_000;
-
-/** The names of the cluster's Pods, as the cache has them. */
-export function podNames(ctx: AgentContext): string[] {
-  return ctx.view
-    .pods()
-    .map((pod) => pod.metadata?.name ?? '')
-    .filter(Boolean);
-}
 
 export async function runPrimaryTasks(
   ctx: AgentContext,

@@ -4,7 +4,7 @@
  * ends, so nothing of a past leadership leaks into the next. Its fields change only through the
  * named transitions below, as `AgentStateStore`'s do.
  */
-import type { PendingSync } from '../plan/sync-plan.js';
+import type { PendingSync } from '../plan/leadership/sync-plan.js';
 
 export class PrimarySession {
   readonly #election = new AbortController();
@@ -40,7 +40,7 @@ export class PrimarySession {
     return this.#syncConfigured;
   }
 
-  /** A change of the synchronous standbys on its way (plan/sync-plan.ts). */
+  /** A change of the synchronous standbys on its way (plan/leadership/sync-plan.ts). */
   get syncPending(): PendingSync | undefined {
     return this.#syncPending;
   }

@@ -10,16 +10,16 @@
 import { LeaderElector } from '@kanri/runtime';
 import { ANNOTATION, EVENT_REASON, names, parseMembers, ROLE } from '../../contract/index.js';
 import { runPrimaryBackups } from '../backups/primary-backups.js';
-import type { AgentContext, Takeover, Transition } from '../context.js';
-import { ensureSystemRoles, reconcileSlots } from '../io/primary-tasks.js';
-import { retry, untilAccepting } from '../io/retry.js';
+import { type AgentContext, podNames, type Takeover, type Transition } from '../context.js';
 import { leaseTimings } from '../lease-timings.js';
-import { readFailsafeMembers, unlistedRefusal } from '../plan/failsafe-plan.js';
-import { planLeadershipStart } from '../plan/leadership-plan.js';
-import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { readFailsafeMembers, unlistedRefusal } from '../plan/leadership/failsafe-plan.js';
+import { planLeadershipStart } from '../plan/leadership/leadership-plan.js';
+import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/leadership/sync-plan.js';
+import { ensureSystemRoles, reconcileSlots } from '../postgres/primary-tasks.js';
+import { retry, untilAccepting } from '../retry.js';
 import { PrimaryFailsafe } from './failsafe.js';
 import { historyRefusal, leaseMetadataFor } from './leader-history.js';
-import { podNames, runPrimaryTasks, runSyncLoop } from './primary-loop.js';
+import { runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
 import { writeAskedFiles } from './serve-requests.js';
@@ -209,7 +209,7 @@ async function lead(
   }
 }
 
-/** The synchronous standbys a new leadership starts with (see plan/sync-plan.ts). */
+/** The synchronous standbys a new leadership starts with (see plan/leadership/sync-plan.ts). */
 function initialSynchronous(ctx: AgentContext, fresh: boolean): string[] {
   const number = ctx.view.ha.synchronousNumber;
   if (number <= 0) return [];

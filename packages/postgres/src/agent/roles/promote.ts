@@ -4,9 +4,8 @@
  * slots beside it, so re-following replicas stream through the timeline switch at once.
  */
 import { sleepUnlessAborted } from '@kanri/timing';
-import type { AgentContext } from '../context.js';
-import { ensureSlots, reconcileSlots } from '../io/primary-tasks.js';
-import { podNames } from './primary-loop.js';
+import { type AgentContext, podNames } from '../context.js';
+import { ensureSlots, reconcileSlots } from '../postgres/primary-tasks.js';
 
 /**
  * Asks for the promotion and checks that postgres is a standby in one statement: on the path to

@@ -9,9 +9,9 @@ import { holderOf } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, memberServerName, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
-import { rewind, setAside } from '../io/rewind.js';
 import { leaseTimings } from '../lease-timings.js';
-import { planRejoin } from '../plan/rejoin-plan.js';
+import { planRejoin } from '../plan/leadership/rejoin-plan.js';
+import { rewind, setAside } from '../postgres/rewind.js';
 import { cloneFromPrimary } from './clone.js';
 
 export async function runRejoin(

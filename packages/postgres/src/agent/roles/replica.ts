@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { holderOf, leaseExpiresAtMs } from '@kanri/runtime';
 import { EVENT_REASON, names, ROLE } from '../../contract/index.js';
 import type { AgentContext, Transition } from '../context.js';
-import { writeFileIfChanged } from '../io/files.js';
+import { writeFileIfChanged } from '../files.js';
 import { leaseTimings } from '../lease-timings.js';
-import { isVouchedFor } from '../plan/failsafe-plan.js';
-import { planReplicaLap } from '../plan/replica-plan.js';
-import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/sync-plan.js';
+import { isVouchedFor } from '../plan/leadership/failsafe-plan.js';
+import { planReplicaLap } from '../plan/leadership/replica-plan.js';
+import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/leadership/sync-plan.js';
 import { considerFailover, warmRankingConnections } from './failover.js';
 import { recloneReplica } from './reclone.js';
 import { servePostgresRequests } from './serve-requests.js';
@@ -145,7 +145,7 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
       }
       // A standby ignores synchronous_standby_names. Carrying the value a failover's leadership
       // starts with (roles/primary.ts) lets it promote before it writes any file
-      // (plan/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
+      // (plan/leadership/leadership-plan.ts): the write and its fsyncs took up to 110 ms before the first commit.
       files.setSynchronousStandbyNames(renderSynchronousStandbyNames(view.ha.synchronousNumber, ANY_STANDBY));
       const changed = await files.write();
       // Its own change at once (a new primary to follow): the requests' write of the files would

@@ -11,7 +11,7 @@
  */
 import { EVENT_REASON } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { untilAccepting } from '../io/retry.js';
+import { untilAccepting } from '../retry.js';
 
 /** Restarts postgres for the operator's `token`; resolves whether it did (the token is reported served then). */
 export async function restartInPlace(ctx: AgentContext, role: AbortSignal, token: string): Promise<boolean> {

@@ -28,11 +28,11 @@ import {
   unsupportedRepo,
 } from '../../contract/index.js';
 import { cloneAccess } from '../backups/clone-access.js';
+import { failureReason } from '../backups/pgbackrest.js';
 import { volumeAccess } from '../backups/volume-access.js';
 import type { AgentContext } from '../context.js';
-import { writeFileIfChanged } from '../io/files.js';
-import { failureReason } from '../io/pgbackrest.js';
-import { retry } from '../io/retry.js';
+import { writeFileIfChanged } from '../files.js';
+import { retry } from '../retry.js';
 
 /** What a restore leaves in postgresql.auto.conf that must not outlive it. */
 export const RECOVERY_SETTINGS = [

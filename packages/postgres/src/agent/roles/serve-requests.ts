@@ -4,8 +4,8 @@
  * replica's laps), and nothing else reloads or restarts postgres on an activity's behalf.
  */
 import type { AgentContext } from '../context.js';
-import type { LocalDb } from '../io/local-db.js';
-import type { Logger } from '../io/logger.js';
+import type { Logger } from '../log/logger.js';
+import type { LocalDb } from '../postgres/local-db.js';
 import { restartInPlace } from './restart-in-place.js';
 
 /** How long after a reload postgres is asked which parameters wait for a restart (it applies a reload asynchronously). */

@@ -1,5 +1,5 @@
 /**
- * A primary on a full data volume hands over to a replica with room (plan/step-down-plan.ts
+ * A primary on a full data volume hands over to a replica with room (plan/leadership/step-down-plan.ts
  * decides): it releases the Lease when postgres cannot run, or switches over cleanly when postgres
  * runs but cannot write. Either way within seconds, instead of after the kubelet's liveness probe
  * restarted this agent (a postgres that cannot run), or never (one that runs).
@@ -7,8 +7,8 @@
 import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, readPodReport } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { fetchPeerStatus } from '../io/peer-status.js';
-import { planStepDown, stepDownDue } from '../plan/step-down-plan.js';
+import { fetchPeerStatus } from '../peers/peer-status.js';
+import { planStepDown, stepDownDue } from '../plan/leadership/step-down-plan.js';
 import type { PrimarySession } from './primary-session.js';
 import { switchOverFromFullVolume } from './switchover.js';
 

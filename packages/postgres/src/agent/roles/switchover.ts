@@ -9,11 +9,11 @@ import { handOverLease, holderOf } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseSwitchoverOrder } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { fetchPeerStatus } from '../io/peer-status.js';
-import { untilAccepting } from '../io/retry.js';
-import { readControlData } from '../io/rewind.js';
+import { fetchPeerStatus } from '../peers/peer-status.js';
+import { planSwitchoverTarget } from '../plan/leadership/switchover-plan.js';
 import { parseLsn } from '../plan/lsn.js';
-import { planSwitchoverTarget } from '../plan/switchover-plan.js';
+import { readControlData } from '../postgres/rewind.js';
+import { untilAccepting } from '../retry.js';
 import type { PrimarySession } from './primary-session.js';
 
 /** How long a switchover waits for the target to receive the old primary's last WAL record. */

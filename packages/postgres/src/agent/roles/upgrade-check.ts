@@ -9,10 +9,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ANNOTATION, ENV, PORT, SUPERUSER } from '../../contract/index.js';
+import { runCommand } from '../commands.js';
 import type { AgentContext } from '../context.js';
-import { initdb, walSegmentMiB } from '../io/bootstrap.js';
-import { runCommand } from '../io/commands.js';
 import { binDirFor } from '../plan/major-upgrade-plan.js';
+import { initdb, walSegmentMiB } from '../postgres/bootstrap.js';
 import { binaryMajor } from './major-upgrade.js';
 
 /** A failed check runs again this often, so that fixing what it found is noticed. */

@@ -11,11 +11,11 @@ import { holderOf, type LeaseView, leaseExpiresAtMs } from '@kanri/runtime';
 import { sleepUnlessAborted } from '@kanri/timing';
 import { EVENT_REASON, ROLE, readLeaderHistory, readPodReport } from '../../contract/index.js';
 import type { AgentContext } from '../context.js';
-import { fsyncDir } from '../io/files.js';
-import { retry } from '../io/retry.js';
-import { readControlData } from '../io/rewind.js';
+import { fsyncDir } from '../files.js';
 import { leaseTimings } from '../lease-timings.js';
 import { planVolumeCheck, type VolumeCheck } from '../plan/volume-check-plan.js';
+import { readControlData } from '../postgres/rewind.js';
+import { retry } from '../retry.js';
 import { cloneFromPrimary } from './clone.js';
 
 /** The system identifier the operator recorded in the cluster's status, if any. */

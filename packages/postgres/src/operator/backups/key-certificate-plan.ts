@@ -9,8 +9,8 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
 import { pgbackrestClientName, splitPeerCertificate } from '../../contract/index.js';
+import { RENEW_BEFORE_DAYS } from '../tls/certificate-checks.js';
 import { usableKey } from '../tls/peer-certificate-plan.js';
-import { RENEW_BEFORE_DAYS } from './tls-plan.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 

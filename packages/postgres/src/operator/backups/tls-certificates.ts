@@ -21,8 +21,9 @@ import {
   REPO_HOST_LABEL,
 } from '../../contract/index.js';
 import { ensureCertificateAuthority, liveSecret, clusterSecret as secret } from '../tls/certificate-authority.js';
+import { decodeSecretData } from '../tls/certificate-checks.js';
 import { type KeyPod, planKeyCertificates, podsOnSharedSecret } from './key-certificate-plan.js';
-import { decodeSecretData, nextTlsData, planTls, type TlsPlan, tlsPlanIsEmpty } from './tls-plan.js';
+import { nextTlsData, planTls, type TlsPlan, tlsPlanIsEmpty } from './tls-plan.js';
 
 /** Validity of a Pod's certificate; renewed 30 days before it ends (tls-plan.ts). */
 const CERTIFICATE_DAYS = 365;

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { type CertificateAuthority, createCertificateAuthority, createServingCertificate } from '@kanri/runtime';
-import {
-  certificateAuthorityProblem,
-  decodeSecretData,
-  nextTlsData,
-  planTls,
-  type TlsPod,
-  tlsPlanIsEmpty,
-} from './tls-plan.js';
+import { nextTlsData, planTls, type TlsPod, tlsPlanIsEmpty } from './tls-plan.js';
 
 const cluster = 'hippo';
 const CN = 'pgbackrest@hippo';
@@ -164,24 +157,5 @@ describe('planTls', () => {
     assert.ok(
       tlsPlanIsEmpty(planTls({ cluster, caCertPem: otherCa.caCertPem, data: next, pods: [pod('a', '10.0.0.1')] })),
     );
-  });
-});
-
-describe('certificateAuthorityProblem', () => {
-  it('accepts a CA with its own key, and names what is wrong otherwise', async () => {
-    const good = { 'ca.crt': ca.caCertPem, 'ca.key': ca.caKeyPem };
-    assert.equal(certificateAuthorityProblem(good), undefined);
-    assert.equal(certificateAuthorityProblem({}), 'no CA yet');
-    assert.match(certificateAuthorityProblem({ ...good, 'ca.key': otherCa.caKeyPem }) ?? '', /key does not match/);
-    assert.match(certificateAuthorityProblem({ ...good, 'ca.crt': 'junk' }) ?? '', /unreadable/);
-    const leaf = await issue('10.0.0.1');
-    assert.match(certificateAuthorityProblem({ 'ca.crt': leaf.certPem, 'ca.key': leaf.keyPem }) ?? '', /not a CA/);
-    const inTenYears = new Date(Date.now() + 3640 * 86_400_000);
-    assert.match(certificateAuthorityProblem(good, inTenYears) ?? '', /expires/);
-  });
-
-  it('decodes Secret data', () => {
-    assert.deepEqual(decodeSecretData({ 'ca.crt': Buffer.from('pem').toString('base64') }), { 'ca.crt': 'pem' });
-    assert.deepEqual(decodeSecretData(undefined), {});
   });
 });

@@ -6,12 +6,10 @@
  * server of the cluster authorizes). Pure: the caller reads the Secrets and issues what this
  * names.
  */
-import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
-import { PGBACKREST_CA_KEY, PGBACKREST_TLS_KEY, pgbackrestClientName } from '../../contract/index.js';
-
-/** Renew a certificate (or the CA) when fewer days than this remain. */
-export const RENEW_BEFORE_DAYS = 30;
+import { PGBACKREST_TLS_KEY, pgbackrestClientName } from '../../contract/index.js';
+import { keyProblem, RENEW_BEFORE_DAYS } from '../tls/certificate-checks.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 
@@ -50,11 +48,6 @@ export interface TlsPlan {
   readonly caOutdated: boolean;
 }
 
-/** The SPKI of a key, private or public, to tell whether a key belongs to a certificate. */
-function publicKeyDer(key: KeyObject): Buffer {
-  return (key.type === 'public' ? key : createPublicKey(key)).export({ type: 'spki', format: 'der' });
-}
-
 /** Why the Pod's certificate must be (re)issued, or undefined when it can stay. */
 export function podCertificateProblem(
   input: Pick<TlsPlanInput, 'cluster' | 'caCertPem' | 'data' | 'now'>,
@@ -74,25 +67,6 @@ export function podCertificateProblem(
   if (leaf.subject !== `CN=${pgbackrestClientName(input.cluster)}`) return `its subject is ${leaf.subject}`;
   if (!(leaf.keyUsage ?? []).includes(CLIENT_AUTH)) return 'it does not allow client authentication';
   return keyProblem(leaf, keyPem);
-}
-
-/**
- * Why `keyPem` cannot serve with `certificate` (unreadable, or another key's), or undefined.
- *
- * @example
- * ```ts
- * keyProblem(new X509Certificate(certPem), keyPem); // undefined when they belong together
- * ```
- */
-export function keyProblem(certificate: X509Certificate, keyPem: string): string | undefined {
-  try {
-    if (!publicKeyDer(createPrivateKey(keyPem)).equals(publicKeyDer(certificate.publicKey))) {
-      return 'the key does not match the certificate';
-    }
-  } catch {
-    return 'the key is unreadable';
-  }
-  return undefined;
 }
 
 /**
@@ -145,39 +119,4 @@ export function nextTlsData(
     next[PGBACKREST_TLS_KEY.key(pod)] = keyPem;
   }
   return next;
-}
-
-/**
- * Why the CA Secret's content cannot issue (missing, unreadable, not a CA, its key not its own,
- * expiring within {@link RENEW_BEFORE_DAYS}), or undefined when it can.
- *
- * @example
- * ```ts
- * certificateAuthorityProblem({}); // 'no CA yet'
- * ```
- */
-export function certificateAuthorityProblem(
-  data: Readonly<Record<string, string>>,
-  now: Date = new Date(),
-): string | undefined {
-  const certPem = data[PGBACKREST_CA_KEY.cert];
-  const keyPem = data[PGBACKREST_CA_KEY.key];
-  if (!certPem || !keyPem) return 'no CA yet';
-  try {
-    const cert = new X509Certificate(certPem);
-    if (!cert.ca) return 'the CA certificate is not a CA';
-    if (Date.parse(cert.validTo) - now.getTime() < RENEW_BEFORE_DAYS * 86_400_000)
-      return `the CA expires ${cert.validTo}`;
-    if (!publicKeyDer(createPrivateKey(keyPem)).equals(publicKeyDer(cert.publicKey))) {
-      return 'the CA key does not match its certificate';
-    }
-  } catch (error) {
-    return `the CA is unreadable: ${error instanceof Error ? error.message : String(error)}`;
-  }
-  return undefined;
-}
-
-/** A Secret's `data`, decoded from base64 (keys and PEM text). */
-export function decodeSecretData(data: Readonly<Record<string, string>> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 }

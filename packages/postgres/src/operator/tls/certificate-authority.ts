@@ -9,9 +9,9 @@ import { type CertificateAuthority, createCertificateAuthority, type ReconcileCo
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
 import { PGBACKREST_CA_KEY } from '../../contract/index.js';
-import { certificateAuthorityProblem, decodeSecretData } from '../backups/tls-plan.js';
 import { clusterLabels } from '../builders/labels.js';
 import { foreignOwner } from '../ownership.js';
+import { certificateAuthorityProblem, decodeSecretData } from './certificate-checks.js';
 
 type Context = ReconcileContext<PostgresCluster>;
 

@@ -6,7 +6,7 @@
 import { X509Certificate } from 'node:crypto';
 import { servingCertificateProblem } from '@kanri/runtime';
 import { LEGACY_POSTGRES_TLS_KEY, POSTGRES_TLS_KEY, REPLICATION_CERT_COMMON_NAME } from '../../contract/index.js';
-import { keyProblem, RENEW_BEFORE_DAYS } from '../backups/tls-plan.js';
+import { keyProblem, RENEW_BEFORE_DAYS } from './certificate-checks.js';
 import { renewalDueInMs } from './certificate-lifetime.js';
 
 const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';

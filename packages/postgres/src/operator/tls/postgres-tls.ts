@@ -18,12 +18,12 @@ import {
   postgresServerDnsNames,
   REPLICATION_CERT_COMMON_NAME,
 } from '../../contract/index.js';
-import { decodeSecretData } from '../backups/tls-plan.js';
 import { clientCaConfigMap } from '../builders/client-ca.js';
 import { isMissing } from '../create-if-missing.js';
 import { readConsentedSecret } from '../secret-consent-actions.js';
 import type { StepOutcome } from '../step-outcome.js';
 import { clusterSecret, ensureCertificateAuthority, liveSecret } from './certificate-authority.js';
+import { decodeSecretData } from './certificate-checks.js';
 import { certificateLifetime } from './certificate-lifetime.js';
 import { certifyPeers } from './peer-certificates.js';
 import {
