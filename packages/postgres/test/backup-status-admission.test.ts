@@ -3,7 +3,7 @@
  * PostgresBackups, against a real API server with the instance Role and the repo host's Role
  * (contract/instance-rbac.ts, contract/repo-host-rbac.ts: each grants `patch` on every
  * PostgresBackup's status in the namespace) and the admission policies
- * (contract/instance-backup-policy.ts, contract/repo-host-admission-policy.ts), with the identity
+ * (contract/admission/instance-backup-policy.ts, contract/admission/repo-host-admission-policy.ts), with the identity
  * each agent has: its ServiceAccount and a token bound to its Pod.
  */
 import assert from 'node:assert/strict';

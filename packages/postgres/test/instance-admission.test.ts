@@ -1,7 +1,7 @@
 /**
  * Issue 16, finding 1: what an instance's identity may write, against a real API server with the
  * instance Role (contract/instance-rbac.ts) and the admission policies
- * (contract/instance-admission-policy.ts). The identity is the cluster's ServiceAccount with a
+ * (contract/admission/instance-admission-policy.ts). The identity is the cluster's ServiceAccount with a
  * token bound to one of its Pods, as the kubelet (and testenv's process nodes) give the agent.
  * Each attack is refused with the policy's words; what the agent does is allowed.
  */

@@ -1,6 +1,6 @@
 /**
  * An instance Pod the scheduler left unschedulable on a claim that is bound now is recreated
- * (operator/stuck-pods.ts). CI saw a replica stay Pending for five minutes that way: the scheduler
+ * (operator/instances/stuck-pods.ts). CI saw a replica stay Pending for five minutes that way: the scheduler
  * marked it unschedulable while its claim was unbound and did not retry once it was bound. That
  * race cannot be forced, so this test makes its trace: a Pod no node accepts (its affinity names
  * no node), whose PodScheduled condition is then written as the scheduler writes it for an unbound

@@ -1,7 +1,7 @@
 /**
  * Follows the operator's ConfigMap (names.config: parameters and pg_hba.conf) for the agent: a
  * change of what it says becomes a reload request, which the role cycle serves by rewriting the
- * files and reloading postgres (agent/postgres-requests.ts); and the spec, which wakes the
+ * files and reloading postgres (agent/requests/postgres-requests.ts); and the spec, which wakes the
  * primary's tasks. Fail closed: a ConfigMap deleted, or lacking a key, leaves the configuration
  * taken last in force (kept in the run volume across a restart of the agent), never the built-in
  * default; the operator re-creates it.

@@ -19,8 +19,8 @@ import type { WalRemovedWatch } from './plan/wal-removed-watch.js';
 import type { InstanceFiles } from './postgres/instance-files.js';
 import type { LocalDb } from './postgres/local-db.js';
 import type { PostgresProcess } from './postgres/postgres-process.js';
-import type { PostgresRequests } from './postgres-requests.js';
 import type { AgentEvents } from './reporting/agent-events.js';
+import type { PostgresRequests } from './requests/postgres-requests.js';
 import type { AgentStateStore } from './state.js';
 
 export interface AgentContext {
@@ -38,7 +38,7 @@ export interface AgentContext {
   readonly events: AgentEvents;
   /** The cluster's leader Lease, for the runtime's Lease writes. */
   readonly leaseRef: LeaseRef;
-  /** Reloads and restarts asked of postgres by the agent's activities: only the role cycle serves them (roles/serve-requests.ts). */
+  /** Reloads and restarts asked of postgres by the agent's activities: only the role cycle serves them (requests/serve-requests.ts). */
   readonly requests: PostgresRequests;
   /** Cuts the primary's periodic tasks short (a spec change, a new leadership). */
   readonly primaryWakeup: Wakeup;

@@ -1,7 +1,7 @@
 /**
  * Follows the cluster's TLS Secret (contract/postgres-tls.ts) for the agent: PostgreSQL's
  * certificate files and settings, whose changes become a reload request that the role cycle serves
- * (agent/postgres-requests.ts: a renewed certificate is served without a restart or a dropped
+ * (agent/requests/postgres-requests.ts: a renewed certificate is served without a restart or a dropped
  * connection); and the agent's own Pod, for the peer API's mutual TLS, server and client, once
  * the operator has certified the agent's key there (agent/peers/peer-identity.ts). One update at a time, in the order of the changes.
  * Fail closed: a Secret deleted or not whole leaves the files served until then in place

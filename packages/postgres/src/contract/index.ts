@@ -4,10 +4,12 @@
  * report, the peer-status wire type, postgresql.conf rules, the instance RBAC rules and the HA
  * defaults all live here, so the two sides cannot drift apart.
  */
+
+export * from './admission/instance-admission-policy.js';
+export * from './admission/instance-backup-policy.js';
+export * from './admission/repo-host-admission-policy.js';
 export * from './clone-gateway.js';
 export * from './ha-defaults.js';
-export * from './instance-admission-policy.js';
-export * from './instance-backup-policy.js';
 export * from './instance-environment.js';
 export * from './instance-rbac.js';
 export * from './instance-report.js';
@@ -18,7 +20,6 @@ export * from './pgbackrest.js';
 export * from './postgres-settings.js';
 export * from './postgres-tls.js';
 export * from './repo-host.js';
-export * from './repo-host-admission-policy.js';
 export * from './repo-host-rbac.js';
 export * from './repo-paths.js';
 export * from './restore-source.js';

@@ -67,7 +67,7 @@ export function explainRepoHostRoleRules(cluster: string): ExplainedRule[] {
       resources: [`${BACKUP_PLURAL}/status`],
       verbs: ['patch'],
       reason:
-        "records each backup run in its status; admission narrows it to its own cluster's backups (contract/instance-backup-policy.ts), which RBAC cannot say by label",
+        "records each backup run in its status; admission narrows it to its own cluster's backups (contract/admission/instance-backup-policy.ts), which RBAC cannot say by label",
     },
     {
       apiGroups: ['events.k8s.io'],

@@ -25,15 +25,15 @@ import {
   reportRecreated,
 } from './cluster-objects-actions.js';
 import { clusterStatus } from './cluster-status.js';
-import { observeCluster, reconcileInstances, recreateStuckPods, scaleDown } from './instance-actions.js';
+import { observeCluster, reconcileInstances, recreateStuckPods, scaleDown } from './instances/instance-actions.js';
+import { instancePodPredicate } from './instances/pod-predicate.js';
 import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
-import { instancePodPredicate } from './pod-predicate.js';
 import { announcePrimary } from './primary-change.js';
 import { reconcileRollout } from './rollout/rollout-actions.js';
 import { dataSourceRefusal } from './secret-consent.js';
 import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { combineOutcomes, reconcileResult, type StepOutcome, withOutcome } from './step-outcome.js';
-import { reconcileSwitchover } from './switchover-actions.js';
+import { reconcileSwitchover } from './switchover/switchover-actions.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
 import { upgradeHoldsRollout } from './upgrade/major-upgrade-plan.js';

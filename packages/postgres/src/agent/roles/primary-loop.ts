@@ -1,6 +1,6 @@
 /**
  * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
- * switchovers, the reloads and restarts asked of postgres (roles/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
+ * switchovers, the reloads and restarts asked of postgres (requests/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
  * (every 250 ms, one step of plan/leadership/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
  */
@@ -10,10 +10,10 @@ import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js'
 import { type AgentContext, podNames } from '../context.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/leadership/sync-plan.js';
 import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../postgres/primary-tasks.js';
+import { servePostgresRequests } from '../requests/serve-requests.js';
 import type { PrimaryFailsafe } from './failsafe.js';
 import { recordHistory } from './leader-history.js';
 import type { PrimarySession } from './primary-session.js';
-import { servePostgresRequests } from './serve-requests.js';
 import { maybeSwitchover, wakeOnSwitchoverOrder } from './switchover.js';
 import { maybeCheckUpgrade } from './upgrade-check.js';
 

@@ -16,13 +16,13 @@ import { readFailsafeMembers, unlistedRefusal } from '../plan/leadership/failsaf
 import { planLeadershipStart } from '../plan/leadership/leadership-plan.js';
 import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/leadership/sync-plan.js';
 import { ensureSystemRoles, reconcileSlots } from '../postgres/primary-tasks.js';
+import { writeAskedFiles } from '../requests/serve-requests.js';
 import { retry, untilAccepting } from '../retry.js';
 import { PrimaryFailsafe } from './failsafe.js';
 import { historyRefusal, leaseMetadataFor } from './leader-history.js';
 import { runPrimaryTasks, runSyncLoop } from './primary-loop.js';
 import { PrimarySession } from './primary-session.js';
 import { promoteIfStandby } from './promote.js';
-import { writeAskedFiles } from './serve-requests.js';
 import { watchStepDown } from './step-down.js';
 
 export interface PrimaryEntry {

@@ -12,9 +12,9 @@ import { leaseTimings } from '../lease-timings.js';
 import { isVouchedFor } from '../plan/leadership/failsafe-plan.js';
 import { planReplicaLap } from '../plan/leadership/replica-plan.js';
 import { ANY_STANDBY, renderSynchronousStandbyNames } from '../plan/leadership/sync-plan.js';
+import { servePostgresRequests } from '../requests/serve-requests.js';
 import { considerFailover, warmRankingConnections } from './failover.js';
 import { recloneReplica } from './reclone.js';
-import { servePostgresRequests } from './serve-requests.js';
 
 export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promise<Transition | undefined> {
   const { config, files, postgres, state, view, log } = ctx;

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { ignoreNotFound } from '@kanri/client';
 import type { ReconcileContext } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { ANNOTATION } from '../contract/index.js';
-import { readReport } from './cluster-status.js';
+import type { PostgresCluster, PostgresClusterStatus } from '../../api/postgres-cluster.js';
+import { ANNOTATION } from '../../contract/index.js';
+import { readReport } from '../cluster-status.js';
 import { planSwitchover, type SwitchoverInProgress } from './switchover-plan.js';
 
 /** Unique per request: the time, and a random part for two requests within one millisecond. */

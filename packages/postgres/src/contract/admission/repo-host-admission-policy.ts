@@ -14,6 +14,9 @@
  * instances' are (instance-backup-policy.ts).
  * Installed with the operator (the chart, the plain manifests, the test harness). Pure.
  */
+
+import { LABEL } from '../names.js';
+import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from '../repo-host.js';
 import {
   admissionBinding,
   admissionPolicy,
@@ -24,8 +27,6 @@ import {
   q,
 } from './admission-cel.js';
 import { backupStatusPolicies } from './instance-backup-policy.js';
-import { LABEL } from './names.js';
-import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
 
 /** The repo host's ServiceAccount name, `names.repoHostServiceAccount`, matched on the user name. */
 const REPO_HOST_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-repo-host$';

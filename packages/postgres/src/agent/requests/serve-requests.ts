@@ -1,5 +1,5 @@
 /**
- * The role cycle serves what the agent's activities asked of postgres (agent/postgres-requests.ts):
+ * The role cycle serves what the agent's activities asked of postgres (agent/requests/postgres-requests.ts):
  * the roles that run postgres call this from their loops (the primary's periodic tasks, the
  * replica's laps), and nothing else reloads or restarts postgres on an activity's behalf.
  */

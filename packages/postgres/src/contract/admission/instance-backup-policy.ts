@@ -6,9 +6,10 @@
  * label. Without these, an agent of one cluster could mark another cluster's backup Succeeded, and
  * the major-upgrade gate of that cluster would believe it. Pure.
  */
+
+import { BACKUP_PLURAL, GROUP, VERSION } from '../names.js';
 import { admissionBinding, forbidden } from './admission-cel.js';
 import { instanceIdentityVariables, instancePolicy } from './instance-admission-policy.js';
-import { BACKUP_PLURAL, GROUP, VERSION } from './names.js';
 
 /** The instances' policy's name (and its binding's). */
 export const INSTANCE_BACKUP_STATUS_POLICY = 'instance-backup-status-writes.postgres.kanri.dev';

@@ -1,10 +1,10 @@
 /**
  * Follows this Pod's ANNOTATION.restartPostgres for the agent: a token not served yet becomes a
- * restart request (agent/postgres-requests.ts) that the role cycle serves
- * (roles/restart-in-place.ts) and echoes in its report as `restartServed`.
+ * restart request (agent/requests/postgres-requests.ts) that the role cycle serves
+ * (requests/restart-in-place.ts) and echoes in its report as `restartServed`.
  */
-import { ANNOTATION } from '../contract/index.js';
-import type { AgentContext } from './context.js';
+import { ANNOTATION } from '../../contract/index.js';
+import type { AgentContext } from '../context.js';
 
 /**
  * Asks for a restart whenever the Pod carries a token not served yet, now and on every change of

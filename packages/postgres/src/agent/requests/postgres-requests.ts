@@ -1,8 +1,8 @@
 /**
  * What the agent's activities ask of postgres, for the role cycle to serve: a reload (its
  * configuration changed, or a file it reads on reload, a certificate) or a restart in place (the
- * operator's token on the Pod, roles/restart-in-place.ts). Activities that see a change only record
- * it here; the role that runs postgres takes it and acts (roles/serve-requests.ts), so one place
+ * operator's token on the Pod, requests/restart-in-place.ts). Activities that see a change only record
+ * it here; the role that runs postgres takes it and acts (requests/serve-requests.ts), so one place
  * decides what postgres does and nothing reloads a postgres that a role is stopping, promoting or
  * rewinding.
  *

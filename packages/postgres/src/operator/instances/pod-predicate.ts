@@ -13,7 +13,7 @@
 import type { KubeObject } from '@kanri/client';
 import type { Predicate } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { ANNOTATION_PGBACKREST_KEY } from '../contract/index.js';
+import { ANNOTATION_PGBACKREST_KEY } from '../../contract/index.js';
 import {
   isReportFresh,
   podReady,
@@ -21,7 +21,7 @@ import {
   REPORT_STALE_AFTER_MS,
   readReport,
   reportObjectsKey,
-} from './cluster-status.js';
+} from '../cluster-status.js';
 
 export interface InstancePodPredicateOptions {
   /** The clock, in epoch milliseconds. Default `Date.now`. */

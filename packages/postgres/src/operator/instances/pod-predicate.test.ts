@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '@kanri/client';
 import type { Pod } from 'kubernetes-types/core/v1.js';
-import { ANNOTATION, ANNOTATION_PGBACKREST_KEY, type InstanceReport, LABEL } from '../contract/index.js';
-import { REPORT_FIELDS_READ } from './cluster-status.js';
+import { ANNOTATION, ANNOTATION_PGBACKREST_KEY, type InstanceReport, LABEL } from '../../contract/index.js';
+import { REPORT_FIELDS_READ } from '../cluster-status.js';
 import { instancePodChanged, instancePodPredicate } from './pod-predicate.js';
 
 const nowMs = Date.parse('2026-11-29T12:00:00Z');

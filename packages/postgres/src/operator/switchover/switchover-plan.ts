@@ -14,7 +14,7 @@
  * (the reconcile failed later) does not make the request a new one. Hence the ending removes the
  * request before the orders (switchover-actions.ts): while a request stands, its order does too.
  */
-import { formatSwitchoverOrder, parseSwitchoverOrder } from '../contract/index.js';
+import { formatSwitchoverOrder, parseSwitchoverOrder } from '../../contract/index.js';
 
 /** A switchover in progress, as `status.switchover` records it. */
 export interface SwitchoverInProgress {

@@ -12,6 +12,9 @@
  *
  * Installed with the operator (the chart, the plain manifests, the test harness). Pure.
  */
+
+import { ANNOTATION, LABEL } from '../names.js';
+import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from '../repo-host.js';
 import {
   admissionBinding,
   admissionPolicy,
@@ -21,8 +24,6 @@ import {
   orEmpty,
   q,
 } from './admission-cel.js';
-import { ANNOTATION, LABEL } from './names.js';
-import { ANNOTATION_PGBACKREST_KEY, ANNOTATION_PGBACKREST_SERVER } from './repo-host.js';
 
 /** The instance ServiceAccount's name, `names.instanceServiceAccount`, matched on the user name. */
 export const INSTANCE_USER = '^system:serviceaccount:[^:]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?-instance$';

@@ -1,11 +1,11 @@
 /**
  * Restarts postgres in place when the operator asks (a new token in ANNOTATION.restartPostgres on
- * this Pod, taken as a restart request by agent/restart-follower.ts): parameters such as
+ * this Pod, taken as a restart request by agent/requests/restart-follower.ts): parameters such as
  * shared_buffers take effect only then. The Pod stays, and so does a primary's leadership (its
  * renewals go on meanwhile), so there is no failover, only a pause. The operator orders the
  * restarts across instances (operator/rollout/restart-plan.ts).
  *
- * Served by the role cycle (roles/serve-requests.ts), which owns postgres: `role` is the role's
+ * Served by the role cycle (requests/serve-requests.ts), which owns postgres: `role` is the role's
  * signal (for a primary, its leadership), checked right before postgres starts again, so a primary
  * that lost its Lease during the restart stays stopped (fencing already ran).
  */

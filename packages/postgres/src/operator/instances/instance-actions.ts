@@ -10,17 +10,17 @@
 import { ignoreNotFound } from '@kanri/client';
 import type { ReconcileContext } from '@kanri/runtime';
 import type { PersistentVolumeClaim, Pod } from 'kubernetes-types/core/v1.js';
-import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { LABEL, ROLE } from '../contract/index.js';
-import type { ResolvedSource } from './backups/restore-source.js';
-import { dataVolumeClaim } from './builders/data-volume-claim.js';
-import { instancePod } from './builders/instance-pod.js';
-import { isInitialised, readReport } from './cluster-status.js';
-import { createIfMissing } from './create-if-missing.js';
-import { type InstancePlan, type ObservedInstance, planInstances } from './instance-plan.js';
-import { withTemplateHash } from './rollout/pod-template-hash.js';
-import { consentedProjections } from './secret-consent.js';
-import type { StepOutcome } from './step-outcome.js';
+import type { PostgresCluster } from '../../api/postgres-cluster.js';
+import { LABEL, ROLE } from '../../contract/index.js';
+import type { ResolvedSource } from '../backups/restore-source.js';
+import { dataVolumeClaim } from '../builders/data-volume-claim.js';
+import { instancePod } from '../builders/instance-pod.js';
+import { isInitialised, readReport } from '../cluster-status.js';
+import { createIfMissing } from '../create-if-missing.js';
+import { type InstancePlan, type ObservedInstance, planInstances } from '../instance-plan.js';
+import { withTemplateHash } from '../rollout/pod-template-hash.js';
+import { consentedProjections } from '../secret-consent.js';
+import type { StepOutcome } from '../step-outcome.js';
 import { podsStuckOnBoundClaims } from './stuck-pods.js';
 
 type Context = ReconcileContext<PostgresCluster>;
