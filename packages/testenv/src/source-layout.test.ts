@@ -39,10 +39,10 @@ function readSources(root: string, dirs: readonly string[]): SourceTree {
 }
 
 // A static import or re-export at the start of a line (so not one quoted in a comment's example),
-// over several lines if its braces do. A dynamic `import()` is not an edge: it is how a module
-// defers a load on purpose (operator/admission/policy-gate.ts reads the definition that holds it).
+// over several lines if its braces do; and a dynamic `import()` of a relative path outside a
+// comment: deferring a load does not make a circle any less of one.
 const STATIC_IMPORT =
-  /^(?:import|export)\b[^;'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+  /^(?:import|export)\b[^;'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^import\s*['"](\.{1,2}\/[^'"]+)['"]|^(?!\s*(?:\*|\/\/)).*?\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/gm;
 
 /** The files of `tree` each file imports (relative specifiers that land on a file of the tree). */
 function importGraph(tree: SourceTree): Map<string, Set<string>> {
@@ -50,7 +50,7 @@ function importGraph(tree: SourceTree): Map<string, Set<string>> {
   for (const [file, text] of tree) {
     const targets = new Set<string>();
     for (const match of text.matchAll(STATIC_IMPORT)) {
-      const spec = match[1] ?? match[2] ?? '';
+      const spec = match[1] ?? match[2] ?? match[3] ?? '';
       const target = posix.join(posix.dirname(file), spec).replace(/\.js$/, '.ts');
       for (const candidate of [target, `${target}.ts`, `${target}/index.ts`]) {
         if (tree.has(candidate) && candidate !== file) {
@@ -170,17 +170,23 @@ describe('the source layout checks (on synthetic trees)', () => {
     assert.deepEqual(fileCircles(treeOf({ 'src/a.ts': ['./b.js'], 'src/b.ts': ['./c.js'], 'src/c.ts': [] })), []);
   });
 
-  it('reads multi-line and type-only imports and re-exports, and skips dynamic imports and quoted examples', () => {
+  it('reads multi-line and type-only imports, re-exports and dynamic imports, and skips quoted examples', () => {
     const tree: SourceTree = new Map([
-      ['src/a.ts', "import type {\n  B,\n  C,\n} from './b.js';\nconst lazy = () => import('./c.js');"],
+      ['src/a.ts', "import type {\n  B,\n  C,\n} from './b.js';"],
       ['src/b.ts', "export { a } from './a.js';"],
-      ['src/c.ts', "/**\n * @example\n * import { a } from './a.js';\n */\nexport const c = 1;"],
+      [
+        'src/c.ts',
+        "/**\n * @example\n * import { a } from './a.js';\n * const e = await import('./e.js');\n */\nexport const c = 1;",
+      ],
       ['src/d.ts', "import './index.js';"],
       ['src/index.ts', "export * from './d.js';"],
+      ['src/e.ts', "export async function f() {\n  return (await import('./f.js')).g;\n}"],
+      ['src/f.ts', "// import('./c.js') would not count here\nimport { f } from './e.js';\nexport const g = f;"],
     ]);
     assert.deepEqual(fileCircles(tree), [
       ['src/a.ts', 'src/b.ts'],
       ['src/d.ts', 'src/index.ts'],
+      ['src/e.ts', 'src/f.ts'],
     ]);
   });
 

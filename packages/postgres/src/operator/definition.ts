@@ -15,6 +15,7 @@ import {
 } from '../contract/index.js';
 import { memberLabelPolicies } from './admission/member-label-policy.js';
 import { operatorPodRules } from './admission/operator-pod-rules.js';
+import { expectPolicies } from './admission/policy-gate.js';
 import { postgresController } from './postgres-controller.js';
 import { pgUpgradeController } from './upgrade/pg-upgrade-controller.js';
 
@@ -66,5 +67,8 @@ export const postgresOperator = defineOperator({
     ...memberLabelPolicies(install.username),
   ],
 });
+
+// The controller's admission gate checks that these policies are in force before any instance runs.
+expectPolicies((namespace) => postgresOperator.policies({ namespace: namespace ?? postgresOperator.namespace }));
 
 export default postgresOperator;

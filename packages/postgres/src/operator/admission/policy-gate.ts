@@ -32,12 +32,31 @@ async function observe(client: KubeClient, object: Record<string, unknown>, sign
   }
 }
 
+/** The admission policies the operator installs, for the namespace it runs in (undefined: its default). */
+export type ExpectedPolicies = (namespace: string | undefined) => readonly Record<string, unknown>[];
+
+let expectedPolicies: ExpectedPolicies | undefined;
+
+/**
+ * Tells the gate which policies to look for. The operator's definition does, once it is defined:
+ * the policies derive from the whole definition, controllers included, so this module (which the
+ * controller imports) cannot import the definition without an import circle.
+ *
+ * @example
+ * ```ts
+ * expectPolicies((namespace) => postgresOperator.policies({ namespace: namespace ?? postgresOperator.namespace }));
+ * ```
+ */
+export function expectPolicies(policies: ExpectedPolicies): void {
+  expectedPolicies = policies;
+  last = undefined;
+}
+
 async function read(client: KubeClient, signal: AbortSignal): Promise<PolicyProblem | undefined> {
-  // Imported here: the definition imports the controller that calls this.
-  const { postgresOperator } = await import('../definition.js');
-  const expected = postgresOperator.policies({
-    namespace: process.env[OPERATOR_ENV.podNamespace] || postgresOperator.namespace,
-  });
+  // Fail closed: a controller running without its operator's definition knows of no policy in force.
+  if (!expectedPolicies)
+    return { reason: 'PolicyUnreadable', message: "the operator's definition named no admission policies to check" };
+  const expected = expectedPolicies(process.env[OPERATOR_ENV.podNamespace] || undefined);
   const observed = new Map<string, Observed>();
   for (const object of expected) {
     const { name } = object.metadata as { name: string };
