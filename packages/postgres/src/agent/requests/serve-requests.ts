@@ -36,7 +36,12 @@ export async function servePostgresRequests(ctx: AgentContext, role: AbortSignal
       if (!(await restartInPlace(ctx, role, request.token))) requests.retryLater(request);
       return;
     }
-    if (!postgres.reload()) {
+    // Through SQL, not a SIGHUP to the postmaster: one that has only just started may not have its
+    // handler yet, and the signal's default action ends it (an agent test's replica exited so on
+    // the reload its first lap served). A postmaster that accepts a connection has the handler; one
+    // that does not yet is still starting, reads the files written above, and is asked again at the
+    // next lap.
+    if (!(await reloadThroughSql(ctx.db))) {
       requests.retryLater(request);
       return;
     }
@@ -56,6 +61,13 @@ export async function servePostgresRequests(ctx: AgentContext, role: AbortSignal
  */
 export async function writeAskedFiles(ctx: AgentContext): Promise<void> {
   if (ctx.requests.pending && !ctx.postgres.running) await ctx.files.write();
+}
+
+async function reloadThroughSql(db: LocalDb): Promise<boolean> {
+  return db.query('SELECT pg_reload_conf()').then(
+    () => true,
+    () => false,
+  );
 }
 
 async function warnPendingRestart(db: LocalDb, log: Logger): Promise<void> {
