@@ -218,6 +218,13 @@ try {
     pairedKanriMinusPatroni: paired,
     // What the members reported running (each Patroni system's settings say it too).
     patroniVersion: running.get('patroni')?.system?.settings.patroniVersion ?? null,
+    // Every Patroni column's, Debian's 3.0.2 (`patroni3`) included.
+    patroniVersions: Object.fromEntries(
+      PATRONI_SYSTEMS.filter((name) => running.get(name)?.system).map((name) => [
+        name,
+        running.get(name).system.settings.patroniVersion,
+      ]),
+    ),
     environment: environment.finish({ python: venv?.python }),
   };
   for (const [name, r] of Object.entries(report)) {

@@ -210,6 +210,13 @@ try {
     client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
     // What the members reported running, and how each system ran (failsafe, timings, watchdog).
     patroniVersion: running.get('patroni')?.system?.settings.patroniVersion ?? null,
+    // Every Patroni column's, Debian's 3.0.2 (`patroni3`) included.
+    patroniVersions: Object.fromEntries(
+      PATRONI_SYSTEMS.filter((name) => running.get(name)?.system).map((name) => [
+        name,
+        running.get(name).system.settings.patroniVersion,
+      ]),
+    ),
     patroniFailsafeMode: systems.some((s) => PATRONI_SYSTEMS.includes(s)) ? values['patroni-failsafe'] : null,
     settings: Object.fromEntries([...running].map(([name, e]) => [name, e.system?.settings ?? null])),
     environment: environment.finish({ python: venv.python }),
