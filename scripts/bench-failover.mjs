@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Failover benchmark, side by side: Patroni (Debian's package, etcd3 store) and Kanri (the
+// Failover benchmark, side by side: Patroni (4.1.x from PyPI, etcd3 store, failsafe_mode on;
+// `--systems patroni3` adds Debian's 3.0.2 as an extra column) and Kanri (the
 // operator and its agents on process nodes), each a 3-member PostgreSQL 15 cluster with the same
 // HA timings (lease/TTL 15 s, renew deadline/retry_timeout 10 s, retry period/loop_wait 2 s). Both
 // clusters run for the whole benchmark and the trials alternate between them (P K, K P, P K, …),
@@ -12,11 +13,13 @@
 // cluster heals. The last line of stdout is one JSON object with every figure, the paired
 // differences and their sign tests. Run with
 // `npm run bench:failover [-- --trials 10 --sync --systems patroni,kanri --seed 1]`; see bench/README.md.
+// Patroni 4 takes no ttl under 20 s: its lease is 20 s where Kanri's is 15 (patroni-release.mjs).
 import { parseSideBySide, renewPeriodMs } from '../bench/failover/cli.mjs';
 import { openControlWeight } from '../bench/failover/control-weight.mjs';
 import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
-import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { PATRONI_SYSTEMS } from '../bench/failover/patroni-release.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { compareSystems, summarizeTrials, systemStatus } from '../bench/failover/summary.mjs';
 import { killOffsets, runTrial } from '../bench/failover/trial.mjs';
@@ -29,7 +32,7 @@ const WEIGHTS = ['normal', 'low', 'alternate'];
 const { values, trials, seed, systems } = parseSideBySide({
   defaultTrials: '10',
   usage:
-    'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri] [--seed 1] [--wal-segments equal|default] [--control-weight normal|low|alternate]',
+    'node scripts/bench-failover.mjs [--trials 10] [--sync] [--systems patroni,kanri[,patroni3]] [--seed 1] [--wal-segments equal|default] [--no-patroni-failsafe] [--control-weight normal|low|alternate]',
   extra: { 'control-weight': { type: 'string', default: 'normal' } },
   valid: (v) => WEIGHTS.includes(v['control-weight']),
 });
@@ -51,8 +54,19 @@ const log = (line) => console.error(`[bench:failover] ${line}`);
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 
 const starters = {
-  patroni: () =>
-    startPatroniSystem({ sync: values.sync, log, walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']) }),
+  ...Object.fromEntries(
+    PATRONI_SYSTEMS.map((system) => [
+      system,
+      () =>
+        startPatroniSystem({
+          system,
+          sync: values.sync,
+          log,
+          failsafeMode: values['patroni-failsafe'],
+          walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']),
+        }),
+    ]),
+  ),
   kanri: () => startKanriSystem({ sync: values.sync, log }),
 };
 
@@ -202,7 +216,15 @@ try {
     ratios,
     ratiosNote: why,
     pairedKanriMinusPatroni: paired,
-    patroniVersion: systems.includes('patroni') ? patroniVersion() : null,
+    // What the members reported running (each Patroni system's settings say it too).
+    patroniVersion: running.get('patroni')?.system?.settings.patroniVersion ?? null,
+    // Every Patroni column's, Debian's 3.0.2 (`patroni3`) included.
+    patroniVersions: Object.fromEntries(
+      PATRONI_SYSTEMS.filter((name) => running.get(name)?.system).map((name) => [
+        name,
+        running.get(name).system.settings.patroniVersion,
+      ]),
+    ),
     environment: environment.finish({ python: venv?.python }),
   };
   for (const [name, r] of Object.entries(report)) {

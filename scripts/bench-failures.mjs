@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The failure matrix, Kanri against Patroni: bench:failover's two 3-member clusters (same HA
-// timings, same PostgreSQL settings, the same libpq client with target_session_attrs=read-write,
+// The failure matrix, Kanri against Patroni: bench:failover's two 3-member clusters (Patroni 4.1.x
+// with failsafe_mode on, and `--systems patroni3` Debian's 3.0.2 as an extra column; the same HA
+// timings as far as Patroni takes them, same PostgreSQL settings, the same libpq client with target_session_attrs=read-write,
 // kill offsets spread over the renew cycle), with one row per failure kind of the primary's member
 // (bench/failures/kinds.mjs): postgres killed, agent/Patroni killed, power loss, cut off from the
 // store, the store unreachable for 60 s, agent/Patroni stalled. Per row and system: the time to a
@@ -11,7 +12,8 @@
 import { parseSideBySide, renewPeriodMs } from '../bench/failover/cli.mjs';
 import { startKanriSystem } from '../bench/failover/kanri.mjs';
 import { LibpqWriter } from '../bench/failover/libpq-writer.mjs';
-import { patroniVersion, startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { startPatroniSystem } from '../bench/failover/patroni.mjs';
+import { PATRONI_SYSTEMS } from '../bench/failover/patroni-release.mjs';
 import { killAllGroups } from '../bench/failover/processes.mjs';
 import { createBrainTable, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
 import { killOffsets } from '../bench/failover/trial.mjs';
@@ -39,9 +41,8 @@ const { values, trials, seed, systems } = parseSideBySide({
   defaultTrials: '3',
   extra: {
     rows: { type: 'string', default: process.env.BENCH_ROWS ?? allRows.join(',') },
-    'patroni-failsafe': { type: 'boolean', default: false },
   },
-  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri] [--seed 1] [--wal-segments equal|default] [--patroni-failsafe]`,
+  usage: `node scripts/bench-failures.mjs [--rows ${allRows.join(',')}] [--trials 3] [--sync] [--systems patroni,kanri[,patroni3]] [--seed 1] [--wal-segments equal|default] [--no-patroni-failsafe]`,
   valid: (v) => v.rows.split(',').every((r) => allRows.includes(Number(r))),
 });
 const rows = values.rows.split(',').map(Number);
@@ -55,18 +56,20 @@ const log = (line) => console.error(`[bench:failures] ${line}`);
 
 // Every system runs with fault proxies in front of its store, in every row, so that the rows
 // differ only by the fault.
+const startPatroni = async (name) => {
+  const system = await startPatroniSystem({
+    system: name,
+    sync: values.sync,
+    log,
+    dcsProxy: true,
+    memberDisk,
+    failsafeMode: values['patroni-failsafe'],
+    walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']),
+  });
+  return Object.assign(system, { faults: patroniFaults(system) });
+};
 const starters = {
-  patroni: async () => {
-    const system = await startPatroniSystem({
-      sync: values.sync,
-      log,
-      dcsProxy: true,
-      memberDisk,
-      failsafeMode: values['patroni-failsafe'],
-      walSegmentMiB: patroniWalSegmentMiB(values['wal-segments']),
-    });
-    return Object.assign(system, { faults: patroniFaults(system) });
-  },
+  ...Object.fromEntries(PATRONI_SYSTEMS.map((name) => [name, () => startPatroni(name)])),
   kanri: async () => {
     const system = await startKanriSystem({
       sync: values.sync,
@@ -205,8 +208,17 @@ try {
     systems,
     rebuilt: Object.fromEntries([...running].map(([name, e]) => [name, e.rebuilt])),
     client: 'libpq (psycopg on the machine libpq), every member, target_session_attrs=read-write',
-    patroniVersion: systems.includes('patroni') ? patroniVersion() : null,
-    patroniFailsafeMode: systems.includes('patroni') ? values['patroni-failsafe'] : null,
+    // What the members reported running, and how each system ran (failsafe, timings, watchdog).
+    patroniVersion: running.get('patroni')?.system?.settings.patroniVersion ?? null,
+    // Every Patroni column's, Debian's 3.0.2 (`patroni3`) included.
+    patroniVersions: Object.fromEntries(
+      PATRONI_SYSTEMS.filter((name) => running.get(name)?.system).map((name) => [
+        name,
+        running.get(name).system.settings.patroniVersion,
+      ]),
+    ),
+    patroniFailsafeMode: systems.some((s) => PATRONI_SYSTEMS.includes(s)) ? values['patroni-failsafe'] : null,
+    settings: Object.fromEntries([...running].map(([name, e]) => [name, e.system?.settings ?? null])),
     environment: environment.finish({ python: venv.python }),
   };
   console.log(JSON.stringify(json));

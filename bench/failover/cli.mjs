@@ -2,12 +2,15 @@
 // side-by-side options, and the renew period both systems run on.
 import { parseArgs } from 'node:util';
 import { KANRI_HA } from './kanri.mjs';
-import { PATRONI_DCS } from './patroni.mjs';
+import { PATRONI_DCS, PATRONI_SYSTEMS } from './patroni-release.mjs';
 import { WAL_SEGMENT_MODES } from './wal-segments.mjs';
 
+/** Every `--systems` entry: Patroni 4 (`patroni`), Kanri, and Debian's Patroni 3.0.2 as an extra column. */
+export const SYSTEMS = ['patroni', 'kanri', ...PATRONI_SYSTEMS.filter((s) => s !== 'patroni')];
+
 /**
- * Parses `--trials N --sync --systems patroni,kanri --seed N --wal-segments equal|default` and the
- * script's `extra` options;
+ * Parses `--trials N --sync --systems patroni,kanri[,patroni3] --seed N --wal-segments equal|default
+ * --[no-]patroni-failsafe` and the script's `extra` options;
  * prints `usage` and exits (0 for --help, 2 when invalid or `valid(values)` is false).
  *
  * @example
@@ -15,6 +18,8 @@ import { WAL_SEGMENT_MODES } from './wal-segments.mjs';
  */
 export function parseSideBySide({ defaultTrials, usage, extra = {}, valid = () => true }) {
   const { values } = parseArgs({
+    // --no-patroni-failsafe
+    allowNegative: true,
     options: {
       trials: { type: 'string', default: process.env.BENCH_TRIALS ?? defaultTrials },
       sync: { type: 'boolean', default: false },
@@ -22,6 +27,8 @@ export function parseSideBySide({ defaultTrials, usage, extra = {}, valid = () =
       seed: { type: 'string', default: '1' },
       // equal: Patroni's clusters get Kanri's WAL segment size; default: each its own (wal-segments.mjs).
       'wal-segments': { type: 'string', default: 'equal' },
+      // Patroni's failsafe_mode, on as its documentation recommends (patroni.mjs); off: --no-patroni-failsafe.
+      'patroni-failsafe': { type: 'boolean', default: true },
       help: { type: 'boolean', default: false },
       ...extra,
     },
@@ -35,7 +42,8 @@ export function parseSideBySide({ defaultTrials, usage, extra = {}, valid = () =
     trials < 1 ||
     !Number.isInteger(seed) ||
     systems.length < 1 ||
-    !systems.every((s) => ['patroni', 'kanri'].includes(s)) ||
+    !systems.every((s) => SYSTEMS.includes(s)) ||
+    new Set(systems).size !== systems.length ||
     !WAL_SEGMENT_MODES.includes(values['wal-segments']) ||
     !valid(values)
   ) {

@@ -1,7 +1,9 @@
 // The Patroni side of the failover benchmark: one etcd (the binary @kanri/testenv builds) and three
-// Patroni members from Debian's `patroni` package, each running PostgreSQL 15 on its own loopback
-// address, with the etcd3 store and the HA timings of Kanri's defaults. Patroni and its postgres
-// run as the `postgres` OS user when the driver is root (postgres refuses to run as root).
+// Patroni members, each running PostgreSQL 15 on its own loopback address, with the etcd3 store,
+// failsafe_mode on and the HA timings of Kanri's defaults as far as Patroni takes them
+// (patroni-release.mjs). Patroni is 4.1.x from PyPI (patroni-requirements.txt) in a virtual
+// environment in the Kanri cache; the `patroni3` system runs Debian's 3.0.2 instead. Patroni and
+// its postgres run as the `postgres` OS user when the driver is root (postgres refuses to run as root).
 //
 // Patroni starts postgres in its own session (os.setsid in patroni/postgresql/postmaster.py) so
 // that postgres outlives a Patroni crash; a "power loss" of a member therefore SIGKILLs two
@@ -9,38 +11,75 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { createServingCertificate } from '../../packages/runtime/dist/src/index.js';
-import { crashProcessTrees, leaseLoopbackBlock, startFaultProxy } from '../../packages/testenv/dist/src/index.js';
-import { ensureAptPackage } from '../../scripts/bench-lib.mjs';
+import {
+  crashProcessTrees,
+  leaseLoopbackBlock,
+  runnableDirAs,
+  startFaultProxy,
+} from '../../packages/testenv/dist/src/index.js';
+import { ensureAptPackage, ensureVenv } from '../../scripts/bench-lib.mjs';
+import { patroniConfig } from './patroni-config.mjs';
+import {
+  PATRONI_DCS,
+  PATRONI_RELEASES,
+  parsePatroniVersion,
+  patroniTimings,
+  pinnedVersion,
+  watchdogSetting,
+} from './patroni-release.mjs';
 import { isPostgresOf, postmasterPid, processGroup } from './postmaster.mjs';
 import { freePort, killGroup, pidAlive, startProcess, stopProcess, trackGroup, untrackGroup } from './processes.mjs';
 import { queryOnce } from './writer.mjs';
 
-export const PATRONI = '/usr/bin/patroni';
+export { PATRONI_DCS } from './patroni-release.mjs';
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const DIR_PREFIX = 'kanri-bench-patroni-';
+// Debian's interpreter, the one its Patroni runs on: readable by the postgres OS user, where a
+// pyenv or other interpreter under /root is not (a virtual environment links to its base).
+const DEBIAN_PYTHON = '/usr/bin/python3';
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Kanri's defaults (PostgresCluster spec.ha) in Patroni's terms; see bench/README.md. */
-export const PATRONI_DCS = {
-  ttl: 15, // leaseDurationSeconds
-  loop_wait: 2, // retryPeriodSeconds
-  retry_timeout: 10, // renewDeadlineSeconds
-  maximum_lag_on_failover: 16 * 1024 * 1024, // maximumLagOnFailover
-};
-
-export function patroniVersion() {
-  try {
-    return execFileSync(PATRONI, ['--version'], { encoding: 'utf8' })
-      .trim()
-      .replace(/^patroni\s+/, '');
-  } catch {
-    return null;
+/**
+ * The command that runs the Patroni of `system` (PATRONI_RELEASES) as `user` (undefined: this
+ * process's user), installing it on first use: Debian's package for `patroni3`; otherwise the
+ * pinned requirements in a virtual environment in the Kanri cache (bench-lib's ensureVenv, which
+ * says when it builds one), staged where `user` can reach it when that is another user, since the
+ * cache of root is under /root. Returns the argv and the version it reports.
+ */
+export async function ensurePatroni(system, { log = () => {}, user } = {}) {
+  const release = PATRONI_RELEASES[system];
+  if (!release) throw new Error(`${system} is not a Patroni system (${Object.keys(PATRONI_RELEASES).join(', ')})`);
+  let argv;
+  if (release.executable) {
+    ensureAptPackage(release.executable, release.aptPackage, log); // when missing and we are root, as the bootstrap does for PostgreSQL
+    argv = [release.executable];
+  } else {
+    if (!existsSync(DEBIAN_PYTHON))
+      throw new Error(`${DEBIAN_PYTHON} is missing: Patroni's virtual environment is made from Debian's python3`);
+    const pinned = pinnedVersion(readFileSync(join(root, release.requirements), 'utf8'), 'patroni');
+    const venv = await ensureVenv(`patroni-${pinned}`, release.requirements, { log, python: DEBIAN_PYTHON });
+    const bin = user ? runnableDirAs(user, join(venv.dir, 'bin')) : join(venv.dir, 'bin');
+    // The entry script run by the environment's python: its #! line names the directory pip
+    // built it in, which ensureVenv then renamed (and the stage moves it again).
+    argv = [join(bin, 'python'), join(bin, 'patroni')];
   }
+  const [command, ...args] = argv;
+  let printed = null;
+  try {
+    printed = execFileSync(command, [...args, '--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    throw new Error(`${argv.join(' ')} --version failed: ${error.stderr || error.message}`);
+  }
+  const version = parsePatroniVersion(printed);
+  if (!version) throw new Error(`${argv.join(' ')} --version printed no version: ${printed}`);
+  return { argv, version, source: release.source };
 }
 
 function postgresUser() {
@@ -78,6 +117,17 @@ async function sweepStaleRuns(log) {
   }
 }
 
+/** The version every member's REST API reports (GET /patroni), or a list when they differ. */
+async function runningVersion(members) {
+  const versions = await Promise.all(
+    members.map(async (m) => {
+      const res = await fetch(`${m.api}/patroni`, { signal: AbortSignal.timeout(2_000) });
+      return (await res.json()).patroni?.version ?? null;
+    }),
+  );
+  return new Set(versions).size === 1 ? versions[0] : versions.join(', ');
+}
+
 async function getStatus(url, timeoutMs = 1_000) {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -96,20 +146,27 @@ async function getStatus(url, timeoutMs = 1_000) {
  * a filesystem for each member's data at `dir` (its `disk`; data_dir is a directory on it).
  */
 export async function startPatroniSystem({
+  // Which Patroni (PATRONI_RELEASES): `patroni` 4.1.x from PyPI, `patroni3` Debian's 3.0.2.
+  system: systemName = 'patroni',
   sync = false,
   log = () => {},
   members = 3,
   dcsProxy = false,
   memberDisk = undefined,
-  // Patroni's failsafe_mode (off by default): a leader that cannot reach the DCS keeps running
-  // while every member's REST API answers its POST /failsafe, as Kanri's failsafe mode does.
-  failsafeMode = false,
+  // Patroni's failsafe_mode: a leader that cannot reach the DCS keeps running while every member's
+  // REST API answers its POST /failsafe, as Kanri's failsafe mode does. Off in Patroni's own
+  // defaults, but what its documentation recommends since 3.0 and issue 39 asks the benchmarks
+  // to run; off only on request (--no-patroni-failsafe).
+  failsafeMode = true,
   // initdb's --wal-segsize in MiB; undefined: postgres's default, 16 (wal-segments.mjs).
   walSegmentMiB = undefined,
 } = {}) {
-  ensureAptPackage(PATRONI, 'patroni', log); // when missing and we are root, as the bootstrap does for PostgreSQL
   await sweepStaleRuns(log);
   const user = postgresUser();
+  const patroni = await ensurePatroni(systemName, { log, user: user.uid === undefined ? undefined : 'postgres' });
+  const timings = patroniTimings(PATRONI_DCS, patroni.version);
+  for (const change of timings.changed) log(`${systemName}: ${change}`);
+  const watchdog = watchdogSetting({ devicePresent: existsSync('/dev/watchdog') });
   const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   await writeFile(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid }));
   if (user.uid !== undefined) await chown(dir, user.uid, user.gid);
@@ -167,78 +224,20 @@ export async function startPatroniSystem({
   const all = Array.from({ length: members }, (_, i) => member(i));
   for (const m of dcsProxy ? all : []) m.dcsProxy = await startFaultProxy(`http://127.0.0.1:${clientPort}`);
 
-  const config = (m) => ({
-    scope: 'kanri-bench',
-    namespace: '/kanri-bench/',
-    name: m.name,
-    log: { level: 'INFO' },
-    restapi: { listen: `${m.ip}:8008`, connect_address: `${m.ip}:8008` },
-    // use_proxies: without it Patroni asks etcd for its members and connects to their advertised
-    // URLs, past the proxy.
-    etcd3: m.dcsProxy
-      ? { hosts: [`127.0.0.1:${m.dcsProxy.port}`], use_proxies: true }
-      : { hosts: [`127.0.0.1:${clientPort}`] },
-    bootstrap: {
-      dcs: {
-        ...PATRONI_DCS,
-        failsafe_mode: failsafeMode,
-        // Kanri's synchronous mode (number: 1) is strict with one standby: commits wait rather than go async.
-        synchronous_mode: sync,
-        synchronous_mode_strict: sync,
-        synchronous_node_count: 1,
-        postgresql: {
-          use_pg_rewind: true,
-          use_slots: true,
-          // Kanri's agent owns the same settings (wal_log_hints for pg_rewind, room for slots).
-          parameters: {
-            wal_level: 'replica',
-            hot_standby: 'on',
-            wal_log_hints: 'on',
-            max_wal_senders: 10,
-            max_replication_slots: 10,
-            wal_keep_size: '512MB',
-            // Kanri's operator default (postgres-config.ts): a replica retries its WAL stream after 1 s, not 5.
-            wal_retrieve_retry_interval: '1s',
-            password_encryption: 'scram-sha-256',
-          },
-        },
-      },
-      initdb: [
-        'data-checksums',
-        { encoding: 'UTF8' },
-        { 'auth-local': 'trust' },
-        ...(walSegmentMiB ? [{ 'wal-segsize': String(walSegmentMiB) }] : []),
-      ],
-    },
-    postgresql: {
-      listen: `${m.ip}:5432`,
-      connect_address: `${m.ip}:5432`,
-      data_dir: m.dataDir,
-      bin_dir: PG_BIN,
-      pgpass: join(m.dir, 'pgpass'),
-      authentication: {
-        superuser: { username: credentials.user, password: credentials.password },
-        replication: { username: 'replicator', password: replicationPassword },
-      },
-      // TLS as Kanri's postgres serves it (an ECDSA P-256 certificate): the client's sslmode=prefer
-      // then negotiates TLS with both systems, and each connection its host search tries costs
-      // the same (5–10 ms more than without TLS on this machine).
-      parameters: {
-        unix_socket_directories: m.dir,
-        ssl: 'on',
-        ssl_cert_file: join(m.dir, 'server.crt'),
-        ssl_key_file: join(m.dir, 'server.key'),
-      },
-      pg_hba: [
-        'local all all trust',
-        'host replication replicator 127.0.0.0/8 scram-sha-256',
-        'host all all 127.0.0.0/8 scram-sha-256',
-      ],
-      // A former primary always comes back: rewound, or re-cloned if rewinding fails.
-      remove_data_directory_on_rewind_failure: true,
-      remove_data_directory_on_diverged_timelines: true,
-    },
-  });
+  const config = (m) =>
+    patroniConfig({
+      member: m,
+      etcdHost: m.dcsProxy ? `127.0.0.1:${m.dcsProxy.port}` : `127.0.0.1:${clientPort}`,
+      viaProxy: Boolean(m.dcsProxy),
+      pgBin: PG_BIN,
+      timings,
+      failsafeMode,
+      watchdogMode: watchdog.mode,
+      sync,
+      walSegmentMiB,
+      credentials,
+      replicationPassword,
+    });
 
   const startMember = async (m) => {
     await mkdir(m.dir, { recursive: true, mode: 0o700 });
@@ -253,7 +252,7 @@ export async function startPatroniSystem({
       for (const owned of [m.dir, file, join(m.dir, 'server.crt'), join(m.dir, 'server.key')])
         await chown(owned, user.uid, user.gid);
     }
-    m.proc = startProcess(PATRONI, [file], {
+    m.proc = startProcess(patroni.argv[0], [...patroni.argv.slice(1), file], {
       logFile: m.logFile,
       uid: user.uid,
       gid: user.gid,
@@ -310,7 +309,7 @@ export async function startPatroniSystem({
   };
 
   const system = {
-    name: 'patroni',
+    name: systemName,
     credentials,
     /** The DCS, etcd (control-weight.mjs). */
     controlPids() {
@@ -322,9 +321,18 @@ export async function startPatroniSystem({
       return all.map((m) => m.disk).filter(Boolean);
     },
     settings: {
+      // What runs: the version the leader's REST API reports once the cluster is up (below).
+      patroniVersion: null,
+      patroniSource: patroni.source,
       store: 'etcd3',
-      ...PATRONI_DCS,
+      ttl: timings.ttl,
+      loop_wait: timings.loop_wait,
+      retry_timeout: timings.retry_timeout,
+      maximum_lag_on_failover: PATRONI_DCS.maximum_lag_on_failover,
+      // Where Patroni's rules made these differ from Kanri's timings (PATRONI_DCS).
+      timingsChanged: timings.changed,
       failsafe_mode: failsafeMode,
+      watchdog,
       synchronous_mode: sync,
       synchronous_mode_strict: sync,
       use_pg_rewind: true,
@@ -413,6 +421,11 @@ export async function startPatroniSystem({
     await waitFor('the first Patroni member to bootstrap and lead', async () => (await health())?.leader, 120_000);
     for (const m of all.slice(1)) await startMember(m);
     await system.waitHealthy();
+    system.settings.patroniVersion = await runningVersion(all);
+    if (system.settings.patroniVersion !== patroni.version)
+      throw new Error(
+        `${systemName}: installed ${patroni.version}, but the members run ${system.settings.patroniVersion}`,
+      );
   } catch (error) {
     const tails = await Promise.all(all.map((m) => system.logTail(m.name, 8)));
     await system.stop().catch(() => {});

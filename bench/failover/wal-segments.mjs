@@ -38,7 +38,7 @@ export function describeWalSegments(mode, bytes) {
   const same = sizes.every((b) => b === sizes[0]);
   const note =
     mode === 'equal'
-      ? `WAL segments equal: ${same ? `${mib(sizes[0])} on ${sizes.length > 1 ? 'both' : 'the one system'}` : 'asked for, but they differ'}`
+      ? `WAL segments equal: ${same ? `${mib(sizes[0])} on ${sizes.length > 2 ? `all ${sizes.length}` : sizes.length > 1 ? 'both' : 'the one system'}` : 'asked for, but they differ'}`
       : `WAL segments each system's default: ${Object.entries(bytes)
           .map(([name, b]) => `${name} ${mib(b)}`)
           .join(', ')}`;

@@ -18,6 +18,11 @@ describe('WAL segment sizes in the failover benchmarks', () => {
       note: 'WAL segments equal: 4 MiB on both',
       problem: null,
     });
+    // With Debian's Patroni as a third column (--systems patroni,kanri,patroni3).
+    assert.equal(
+      describeWalSegments('equal', { patroni: 4 * MiB, kanri: 4 * MiB, patroni3: 4 * MiB }).note,
+      'WAL segments equal: 4 MiB on all 3',
+    );
     const both = describeWalSegments('default', { patroni: 16 * MiB, kanri: 4 * MiB });
     assert.equal(both.note, "WAL segments each system's default: patroni 16 MiB, kanri 4 MiB");
     assert.equal(both.problem, null);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Each member of a three-member PostgreSQL 15 cluster (a primary streaming to two replicas), Kanri
-// against Patroni (Debian's package, started by bench/failover/patroni.mjs): every process of the
+// against Patroni (4.1.x from PyPI since 2026-12-06, before Debian's 3.0.2; started by
+// bench/failover/patroni.mjs, its version in the JSON): every process of the
 // member is sampled every second for BENCH_HA_SECONDS (default 30), each one and their sum (the
 // Pod). Kanri's member is the keeper (the container's first process), the instance agent it runs
 // and the postgres it runs for the agent, all under the keeper; Patroni's is Patroni and the
@@ -177,7 +178,7 @@ export async function measurePatroni() {
         childRole: 'helper',
       })),
     );
-    return { ...summarizeSystem(members), postgres: settings };
+    return { ...summarizeSystem(members), postgres: settings, patroniVersion: system.settings.patroniVersion };
   } finally {
     await system.stop();
     killAllGroups();
