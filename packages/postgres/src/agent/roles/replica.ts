@@ -122,6 +122,9 @@ export async function runReplica(ctx: AgentContext, signal: AbortSignal): Promis
           state.decide('failover', decision.message);
           // The readiness message too: the operator shows it in the cluster's Ready condition.
           noPrimary = `no primary (the leader Lease ${holder ? `of ${holder} expired` : 'is free'}): ${decision.message}`;
+          // With the decision, not after the files below: a report taken between the two would
+          // carry the decision beside a readiness message from before it (CI saw one).
+          state.setPhase(noPrimary);
           if (decision.takeover) return { mode: 'lead', takeover: decision.takeover };
           // Synchronous mode: the first commit waits for a replica streaming from the new primary,
           // and a replication connection took 28–91 ms on a busy machine (bench:failover --sync,
