@@ -98,9 +98,15 @@ describe('process node crash and recover', { timeout: 180_000 }, () => {
     assert.ok(node);
 
     await node.crash();
-    assert.equal(isProcessAlive(pids.pid), false, 'the container process is gone');
-    assert.equal(isProcessAlive(pids.child), false, 'its child (same process group) is gone');
-    assert.equal(isProcessAlive(pids.escaped), false, 'its grandchild in a session of its own is gone too');
+    // crash() returns once every process has its SIGKILL, not once each has exited: on a loaded
+    // machine an exit can trail it (CI saw the escaped grandchild still there). Killed outright is
+    // what counts, and the marker below says no SIGTERM came first.
+    for (const [pid, what] of [
+      [pids.pid, 'the container process'],
+      [pids.child, 'its child (same process group)'],
+      [pids.escaped, 'its grandchild in a session of its own'],
+    ] as const)
+      await waitFor(`${what} to be gone`, () => !isProcessAlive(pid), 5_000, 20);
     assert.equal(await readFile(marker, 'utf8').catch(() => ''), '', 'no SIGTERM: it was killed outright');
     await sleep(3_000);
     const during = await getPod('host');
