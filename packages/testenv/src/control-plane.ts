@@ -79,6 +79,7 @@ function required(paths: BinaryPaths, name: BinaryName): string {
  */
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   if (options.useExistingCluster ?? existingClusterRequested()) return connectExistingCluster(options);
+  if (options.nodeLifecycle && !options.realNodes) throw new TestenvError('nodeLifecycle needs realNodes');
   const nodes = options.nodes ?? 0;
   const withControllers = options.controllers === true || nodes > 0 || runningNodeCount(options) > 0;
   const timeoutMs = options.startTimeoutMs ?? 60_000;
@@ -253,6 +254,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
             certDir: join(dataDir, 'kcm-certs'),
             serviceAccountPrivateKeyFile: file('sa.key'),
             rootCaFile: file('ca.crt'),
+            nodeLifecycle: options.nodeLifecycle === true,
           }),
         );
         const scheduler = start(

@@ -78,6 +78,22 @@ describe('component flags', () => {
     for (const needed of ['garbage-collector-controller', 'statefulset-controller', 'endpointslice-controller']) {
       assert.ok(controllers.includes(needed), needed);
     }
+    assert.ok(!controllers.includes('node-lifecycle-controller'), 'kwok and process nodes would be marked NotReady');
+  });
+
+  it('adds the node-lifecycle controller, at its default periods, only when asked (real nodes)', () => {
+    const base = {
+      port: 4,
+      kubeconfigFile: '/k',
+      certDir: '/c',
+      serviceAccountPrivateKeyFile: '/sa.key',
+      rootCaFile: '/ca.crt',
+    };
+    const args = buildControllerManagerArgs({ ...base, nodeLifecycle: true });
+    const controllers = flag(args, 'controllers')?.split(',');
+    assert.ok(controllers?.includes('node-lifecycle-controller'));
+    assert.ok(controllers?.includes('garbage-collector-controller'), 'in addition to the others');
+    assert.equal(flag(args, 'node-monitor-grace-period'), undefined, "Kubernetes' default, as a real cluster has");
   });
 
   it('points kwok at its own config and only at annotated nodes', () => {

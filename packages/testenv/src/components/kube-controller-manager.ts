@@ -35,6 +35,12 @@ export interface ControllerManagerConfig {
   readonly certDir: string;
   readonly serviceAccountPrivateKeyFile: string;
   readonly rootCaFile: string;
+  /**
+   * Also run the node-lifecycle controller, with Kubernetes' default periods (a Node whose kubelet
+   * stops posting status is NotReady after 50 s, its Pods then not Ready and tainted for eviction).
+   * Off by default: kwok and process nodes would be marked NotReady by it.
+   */
+  readonly nodeLifecycle?: boolean;
 }
 
 export function buildControllerManagerArgs(config: ControllerManagerConfig): string[] {
@@ -46,7 +52,7 @@ export function buildControllerManagerArgs(config: ControllerManagerConfig): str
     `--secure-port=${config.port}`,
     `--cert-dir=${config.certDir}`,
     '--leader-elect=false',
-    `--controllers=${CONTROLLERS.join(',')}`,
+    `--controllers=${[...CONTROLLERS, ...(config.nodeLifecycle ? ['node-lifecycle-controller'] : [])].join(',')}`,
     `--service-account-private-key-file=${config.serviceAccountPrivateKeyFile}`,
     `--root-ca-file=${config.rootCaFile}`,
   ];
