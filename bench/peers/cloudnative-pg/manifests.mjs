@@ -76,6 +76,14 @@ export const HA = {
   // Kanri promotes as soon as its lease has expired; CNPG's failoverDelay is the wait after it
   // sees the primary unhealthy, 0 being no wait (its default).
   failoverDelay: 0,
+  // Kanri's agent stops postgres fast on SIGTERM and turns to an immediate shutdown after 30 s
+  // (postgres-process.ts), within its instance Pods' 30 s termination grace. CNPG: stopDelay is
+  // the Pods' grace, smartShutdownTimeout 0 skips the smart shutdown (it would wait up to 180 s
+  // for clients to leave), switchoverDelay bounds a demoted primary's fast shutdown before an
+  // immediate one.
+  stopDelay: 30,
+  smartShutdownTimeout: 0,
+  switchoverDelay: 30,
 };
 
 /**
@@ -101,6 +109,9 @@ export function clusterManifest(spec, { imageName, instanceNodes }) {
       // A rolling update ends with a switchover, as Kanri's does, not a restart of the primary.
       primaryUpdateMethod: 'switchover',
       failoverDelay: HA.failoverDelay,
+      stopDelay: HA.stopDelay,
+      smartShutdownTimeout: HA.smartShutdownTimeout,
+      switchoverDelay: HA.switchoverDelay,
       livenessProbeTimeout: HA.livenessProbeTimeout,
       probes: {
         liveness: { periodSeconds: HA.probePeriodSeconds },

@@ -78,6 +78,9 @@ describe('CloudNativePG Cluster', () => {
     assert.equal(c.spec.livenessProbeTimeout, 10, "renewDeadline's 10 s of fencing");
     assert.equal(c.spec.probes.liveness.periodSeconds, 2, "retryPeriod's 2 s");
     assert.equal(c.spec.probes.readiness.periodSeconds, 2);
+    assert.equal(c.spec.stopDelay, 30, "the instance Pods' termination grace");
+    assert.equal(c.spec.smartShutdownTimeout, 0, 'a fast shutdown at once, as Kanri stops postgres');
+    assert.equal(c.spec.switchoverDelay, 30, 'fast, then immediate after 30 s');
   });
 
   it('has one synchronous standby of any replica when synchronous, commits waiting without one', () => {
