@@ -131,7 +131,10 @@ const teardown = async () => {
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM']))
   process.once(signal, () => {
     log(`${signal}: tearing down`);
-    teardown().finally(() => process.exit(130));
+    teardown().finally(() => {
+      log('torn down');
+      process.exit(130);
+    });
   });
 
 try {
