@@ -3,9 +3,10 @@
 // 3-instance asynchronous Cluster, writes through its -rw Service while the primary Pod is deleted
 // and while a switchover runs, then everything torn down. Prints its figures as JSON on stdout.
 //
-//   sudo node bench/peers/cloudnative-pg/smoke.mjs [--roll]
+//   sudo node bench/peers/cloudnative-pg/smoke.mjs [--power-off] [--roll]
 //
-// --roll also rolls the Cluster to the alternate operand image.
+// --power-off also powers off the primary's node (testenv's RealNode.powerOff) and powers it on
+// again; --roll rolls the Cluster to the alternate operand image.
 
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -208,6 +209,27 @@ try {
     `switchover: writes resumed after ${seconds(switched.resumedAfterMs)} s (gap ${seconds(switched.gapMs)} s), primary now ${afterSwitchover.pod}`,
   );
   await cluster.waitReady(600_000);
+
+  if (process.argv.includes('--power-off')) {
+    // Power loss of the primary's node: nothing reaches the API until the node-lifecycle
+    // controller marks the Node NotReady (50 s) and its Pods not Ready; CNPG fails over then.
+    const before = await cluster.primary();
+    const node = cp.realNodes.find((n) => n.name === before.node);
+    if (!node) throw new Error(`no real node ${before.node}`);
+    t = performance.now();
+    await node.powerOff();
+    const lost = await writeGap(writer, t, 600_000);
+    const afterLoss = await cluster.primary();
+    figures.primaryNodePowerOff = { ...lost, from: before, to: afterLoss };
+    log(
+      `primary's node powered off: writes resumed after ${seconds(lost.resumedAfterMs)} s (gap ${seconds(lost.gapMs)} s), primary now ${afterLoss.pod}`,
+    );
+    await node.powerOn();
+    t = performance.now();
+    await cluster.waitReady(900_000);
+    figures.readyAfterPowerOnMs = Math.round(performance.now() - t);
+    log(`ready again ${seconds(figures.readyAfterPowerOnMs)} s after the node's power-on`);
+  }
 
   if (process.argv.includes('--roll')) {
     t = performance.now();
