@@ -1,10 +1,12 @@
 // A smoke run of the CloudNativePG PeerSystem on its own, as bench:peers will drive it: 4 real
 // nodes (real-node-0 cordoned: it is the host's gateway to Service IPs), the operator, a
-// 3-instance asynchronous Cluster, writes through its -rw Service while the primary Pod is deleted
-// and while a switchover runs, then everything torn down. Prints its figures as JSON on stdout.
+// 3-instance Cluster (asynchronous unless --sync), writes through its -rw Service while the
+// primary Pod is deleted and while a switchover runs, then everything torn down. Prints its
+// figures as JSON on stdout.
 //
-//   sudo node bench/peers/cloudnative-pg/smoke.mjs [--power-off] [--roll]
+//   sudo node bench/peers/cloudnative-pg/smoke.mjs [--sync] [--power-off] [--roll]
 //
+// --sync makes the Cluster synchronous (one synchronous standby of any replica).
 // --power-off also powers off the primary's node (testenv's RealNode.powerOff) and powers it on
 // again; --roll rolls the Cluster to the alternate operand image.
 
@@ -113,7 +115,7 @@ async function writeGap(writer, fault, timeoutMs = 300_000, steadyMs = 5_000) {
 }
 
 /** @type {Record<string, unknown>} */
-const figures = { system: system.name };
+const figures = { system: system.name, synchronous: process.argv.includes('--sync') };
 /** @type {import('@kanri/testenv').ControlPlane | undefined} */
 let cp;
 /** @type {KubeClient | undefined} */
@@ -173,7 +175,7 @@ try {
     name: 'pg',
     namespace,
     instances: 3,
-    synchronous: false,
+    synchronous: process.argv.includes('--sync'),
     storage: '1Gi',
   });
   await cluster.waitReady(900_000);
