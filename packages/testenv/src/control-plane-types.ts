@@ -43,10 +43,10 @@ export interface ControlPlaneOptions {
    */
   readonly realNodes?: RealNodesOptions;
   /**
-   * Run kube-controller-manager's node-lifecycle controller, so that a real node that loses power
-   * becomes NotReady and its Pods not Ready, as on a real cluster: what operators that wait for
-   * Kubernetes to say a Pod is gone (CloudNativePG) need to fail over. Only with `realNodes`.
-   * Default false.
+   * Run kube-controller-manager's node-lifecycle and taint-eviction controllers, so that a real
+   * node that loses power becomes NotReady, its Pods not Ready and, after their toleration,
+   * evicted, as on a real cluster: what operators that wait for Kubernetes to say a Pod is gone
+   * (CloudNativePG) need to fail over. Only with `realNodes`. Default false.
    */
   readonly nodeLifecycle?: boolean;
   /** Extra kube-apiserver flags, appended last so they override. */

@@ -79,9 +79,10 @@ describe('component flags', () => {
       assert.ok(controllers.includes(needed), needed);
     }
     assert.ok(!controllers.includes('node-lifecycle-controller'), 'kwok and process nodes would be marked NotReady');
+    assert.ok(!controllers.includes('taint-eviction-controller'));
   });
 
-  it('adds the node-lifecycle controller, at its default periods, only when asked (real nodes)', () => {
+  it('adds the node-lifecycle and taint-eviction controllers, at their default periods, only when asked (real nodes)', () => {
     const base = {
       port: 4,
       kubeconfigFile: '/k',
@@ -92,6 +93,7 @@ describe('component flags', () => {
     const args = buildControllerManagerArgs({ ...base, nodeLifecycle: true });
     const controllers = flag(args, 'controllers')?.split(',');
     assert.ok(controllers?.includes('node-lifecycle-controller'));
+    assert.ok(controllers?.includes('taint-eviction-controller'), 'which evicts the Pods of a NotReady Node');
     assert.ok(controllers?.includes('garbage-collector-controller'), 'in addition to the others');
     assert.equal(flag(args, 'node-monitor-grace-period'), undefined, "Kubernetes' default, as a real cluster has");
   });

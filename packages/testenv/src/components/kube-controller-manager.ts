@@ -29,6 +29,9 @@ export const CONTROLLERS = [
   'persistentvolumeclaim-protection-controller',
 ] as const;
 
+/** What a real cluster does about a node that stops reporting: with `nodeLifecycle` only. */
+export const NODE_LIFECYCLE_CONTROLLERS = ['node-lifecycle-controller', 'taint-eviction-controller'] as const;
+
 export interface ControllerManagerConfig {
   readonly port: number;
   readonly kubeconfigFile: string;
@@ -37,8 +40,9 @@ export interface ControllerManagerConfig {
   readonly rootCaFile: string;
   /**
    * Also run the node-lifecycle controller, with Kubernetes' default periods (a Node whose kubelet
-   * stops posting status is NotReady after 50 s, its Pods then not Ready and tainted for eviction).
-   * Off by default: kwok and process nodes would be marked NotReady by it.
+   * stops posting status is NotReady after 50 s, its Pods then not Ready, the Node tainted), and
+   * the taint-eviction controller that evicts its Pods once their toleration (300 s by default)
+   * ends. Off by default: kwok and process nodes would be marked NotReady by it.
    */
   readonly nodeLifecycle?: boolean;
 }
@@ -52,7 +56,7 @@ export function buildControllerManagerArgs(config: ControllerManagerConfig): str
     `--secure-port=${config.port}`,
     `--cert-dir=${config.certDir}`,
     '--leader-elect=false',
-    `--controllers=${[...CONTROLLERS, ...(config.nodeLifecycle ? ['node-lifecycle-controller'] : [])].join(',')}`,
+    `--controllers=${[...CONTROLLERS, ...(config.nodeLifecycle ? NODE_LIFECYCLE_CONTROLLERS : [])].join(',')}`,
     `--service-account-private-key-file=${config.serviceAccountPrivateKeyFile}`,
     `--root-ca-file=${config.rootCaFile}`,
   ];
