@@ -246,9 +246,8 @@ export class RealNode {
    * `restartPolicy` says. Returns the PIDs it signalled; throws when the container is not on this node.
    */
   async killContainer(containerId: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<number[]> {
-    const id = containerId.replace(/^containerd:\/\//, '');
-    const pids = await containerPids(this.input.cgroupRoot, this.input.hierarchies, id);
-    if (pids.length === 0) throw new Error(`${this.name}: no running container ${id}`);
+    const pids = await this.containerPids(containerId);
+    if (pids.length === 0) throw new Error(`${this.name}: no running container ${containerId}`);
     for (const pid of pids) {
       try {
         process.kill(pid, signal);
@@ -257,6 +256,15 @@ export class RealNode {
       }
     }
     return pids;
+  }
+
+  /**
+   * The PIDs (in the machine's PID namespace) of every process of one container (`containerID`
+   * from the Pod's status, with or without `containerd://`): to find one process in it, such as a
+   * postmaster, or to read its memory from /proc. Empty when the container is not on this node.
+   */
+  async containerPids(containerId: string): Promise<number[]> {
+    return containerPids(this.input.cgroupRoot, this.input.hierarchies, containerId.replace(/^containerd:\/\//, ''));
   }
 
   /** The kubelet's process, to fail on its exit while waiting for the Node. */
