@@ -52,9 +52,11 @@ export async function killPostmaster(cp, pod) {
 }
 
 /**
- * A Pod's memory in bytes, as summed PSS (a shared page divided among the processes that map it):
- * `total`, `postgres` (the postmaster and every process under it) and `overhead` (the rest: the
- * HA process, its helpers, the pause container's process is not in any container of the Pod).
+ * A Pod's memory in bytes: `total`, `postgres` (the postmaster and every process under it) and
+ * `overhead` (the rest: the HA process and its helpers), each as summed RSS and as summed PSS
+ * (`pss`). RSS is the headline: PSS divides a shared page among the processes that map it, so a
+ * Node.js operator's PSS falls as more agents on the machine map the same `node` binary, which
+ * says nothing about the operator.
  */
 export async function podMemory(cp, pod) {
   const table = await podProcesses(cp, pod);
@@ -64,12 +66,23 @@ export async function podMemory(cp, pod) {
     for (let q = p; q; q = byPid.get(q.ppid)) if (q.pid === postmaster) return true;
     return false;
   };
-  let total = 0;
-  let postgres = 0;
+  const sum = { total: 0, postgres: 0 };
+  const pss = { total: 0, postgres: 0 };
   for (const p of table) {
-    const pss = memoryOf(p.pid)?.pss ?? 0;
-    total += pss;
-    if (postmaster && underPostmaster(p)) postgres += pss;
+    const m = memoryOf(p.pid);
+    if (!m) continue;
+    sum.total += m.rss;
+    pss.total += m.pss;
+    if (postmaster && underPostmaster(p)) {
+      sum.postgres += m.rss;
+      pss.postgres += m.pss;
+    }
   }
-  return { total, postgres, overhead: total - postgres, processes: table.length };
+  return {
+    total: sum.total,
+    postgres: sum.postgres,
+    overhead: sum.total - sum.postgres,
+    pss: { ...pss, overhead: pss.total - pss.postgres },
+    processes: table.length,
+  };
 }

@@ -132,7 +132,7 @@ export function formatTable(rows, systems) {
         );
       else if (row.kind === 'memory')
         lines.push(
-          `${head} operator idle ${mib(r.operatorIdleBytes)} MiB, with ${r.withClusters ?? '-'} clusters ${mib(r.operatorWithClustersBytes)} MiB; ` +
+          `${head} RSS: operator idle ${mib(r.operatorIdleBytes)} MiB, with ${r.withClusters ?? '-'} clusters ${mib(r.operatorWithClustersBytes)} MiB; ` +
             `per-instance overhead ${mib(r.instanceOverheadBytes?.median)} MiB (max ${mib(r.instanceOverheadBytes?.max)})`,
         );
       for (const e of r.errors ?? []) lines.push(`${''.padEnd(24)}failed: ${String(e).split('\n')[0]}`);
