@@ -40,6 +40,8 @@ describe('real node configuration', () => {
         cgroupRoot: '/kanri-s0-real-node-0',
         clientCaFile: '/pki/ca.crt',
         resolvConf: '/d/resolv.conf',
+        clusterDns: '10.128.255.10',
+        clusterDomain: 'cluster.local',
       }),
     );
     assert.equal(config.kind, 'KubeletConfiguration');
@@ -52,6 +54,24 @@ describe('real node configuration', () => {
     assert.equal(config.authentication.anonymous.enabled, false);
     assert.equal(config.authentication.x509.clientCAFile, '/pki/ca.crt');
     assert.equal(config.authorization.mode, 'Webhook');
+  });
+
+  it('gives ClusterFirst Pods the cluster DNS as their only nameserver', () => {
+    const config = parse(
+      kubeletConfig({
+        socket: '/d/c.sock',
+        address: '172.30.0.10',
+        cgroupRoot: '/kanri-s0-real-node-0',
+        clientCaFile: '/pki/ca.crt',
+        resolvConf: '/d/resolv.conf',
+        clusterDns: '10.128.255.10',
+        clusterDomain: 'cluster.local',
+      }),
+    );
+    // Without clusterDNS every Pod warns MissingClusterDNS and resolves nothing of the cluster.
+    assert.deepEqual(config.clusterDNS, ['10.128.255.10']);
+    assert.equal(config.clusterDomain, 'cluster.local');
+    assert.equal(config.resolvConf, '/d/resolv.conf', "the node's own empty file, not the machine's");
   });
 
   it("keeps kube-proxy's NodePorts on the node's bridge address and masquerades traffic from outside the Pods", () => {
