@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
 import {
   allComponents,
+  COREDNS_VERSION,
   type ComponentSpec,
   HELM_VERSION,
   KUBE_ROUTER_VERSION,
@@ -17,6 +18,7 @@ import {
 } from '../versions.js';
 import {
   ensureBinaries,
+  ensureCoreDns,
   ensureHelm,
   ensureNetworkPolicyEnforcer,
   ensureNodeBinaries,
@@ -207,5 +209,25 @@ describe('ensureBinaries', () => {
     assert.equal(enforcer, join(cacheDir, `kube-router-${KUBE_ROUTER_VERSION}-kanri.1`, 'bin', 'kube-router-netpol'));
     assert.equal(await ensureNetworkPolicyEnforcer(options), enforcer);
     assert.deepEqual(built, ['kube-router true'], 'built once, from go/kube-router');
+  });
+
+  it('builds the cluster DNS of real nodes only when asked, once, from its wrapper module', async () => {
+    assert.ok(!allComponents.some((c) => c.binaries.includes('coredns')), 'a control plane never waits for it');
+    const cacheDir = join(dir, 'coredns');
+    const built: string[] = [];
+    const options = {
+      cacheDir,
+      assetsDir: '',
+      onProgress: quiet,
+      build: async (plan: GoBuildPlan) => {
+        built.push(`${plan.component.name} ${plan.build.cwd.endsWith('/coredns')}`);
+        await writeFile(join(plan.outDir, 'coredns'), '#!/bin/sh\n');
+        await chmod(join(plan.outDir, 'coredns'), 0o755);
+      },
+    };
+    const coredns = await ensureCoreDns(options);
+    assert.equal(coredns, join(cacheDir, `coredns-${COREDNS_VERSION}-kanri.1`, 'bin', 'coredns'));
+    assert.equal(await ensureCoreDns(options), coredns);
+    assert.deepEqual(built, ['coredns true'], 'built once, from go/coredns');
   });
 });
