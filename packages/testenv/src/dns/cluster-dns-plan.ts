@@ -8,12 +8,12 @@
  * the Service's fixed ClusterIP (the kubelets' `clusterDNS`) to it. It forwards nothing: a name
  * outside `cluster.local` gets NXDOMAIN, so no query ever leaves the machine.
  */
+import { userClusterRole } from '../credentials/user-cluster-role.js';
 
 /** The cluster's DNS domain: the kubelets' `clusterDomain`, the zone CoreDNS serves from the API. */
 export const CLUSTER_DOMAIN = 'cluster.local';
-/** CoreDNS's user: a client certificate with this common name, bound to COREDNS_ROLE. */
+/** CoreDNS's user: a client certificate with this common name, bound to a ClusterRole of the same name. */
 export const COREDNS_USER = 'kanri-testenv:coredns';
-const COREDNS_ROLE = 'kanri-testenv:coredns';
 /** Marks the EndpointSlice as testenv's, so that no controller takes it for its own. */
 export const MANAGED_BY = 'testenv.kanri.dev';
 /** The readiness endpoint's port, on the bridge address beside DNS's 53. */
@@ -71,24 +71,10 @@ export function corefile(input: ClusterDnsInput, kubeconfig: string): string {
  * ```
  */
 export function buildCoreDnsRbac(): readonly [Record<string, unknown>, Record<string, unknown>] {
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: COREDNS_ROLE },
-      rules: [
-        { apiGroups: [''], resources: ['services', 'namespaces'], verbs: ['list', 'watch'] },
-        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: COREDNS_ROLE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: COREDNS_ROLE },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: COREDNS_USER }],
-    },
-  ];
+  return userClusterRole(COREDNS_USER, [
+    { apiGroups: [''], resources: ['services', 'namespaces'], verbs: ['list', 'watch'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+  ]);
 }
 
 const dnsPorts = [
