@@ -8,6 +8,7 @@ import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { CLUSTER_DOMAIN } from '../dns/cluster-dns-plan.js';
 import { ComponentStartError } from '../errors.js';
 import { type ManagedProcess, startProcess } from '../managed-process.js';
 import { ip } from './ip-command.js';
@@ -129,6 +130,8 @@ export class RealNode {
           cgroupRoot: `/${this.input.cgroupRoot}`,
           clientCaFile: this.input.clientCaFile,
           resolvConf: join(dir, 'resolv.conf'),
+          clusterDns: this.input.network.clusterDnsIp,
+          clusterDomain: CLUSTER_DOMAIN,
         }),
       ),
       writeFile(
