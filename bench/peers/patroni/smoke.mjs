@@ -1,8 +1,9 @@
 // A smoke run of the Patroni PeerSystem on its own, as bench:peers will drive it: a control plane
-// with 4 real nodes (real-node-0 cordoned: it is the host's gateway to Service IPs), one
-// asynchronous 3-member cluster, then the write gap when the primary's Pod is deleted and across a
-// planned switchover, measured by a writer through the read-write Service. Needs root.
-//   sudo node bench/peers/patroni/smoke.mjs   (prints one JSON line of figures on stdout)
+// with 4 real nodes (real-node-0 cordoned: it is the host's gateway to Service IPs), one 3-member
+// cluster (asynchronous unless --sync), then the write gap when the primary's Pod is deleted,
+// across a planned switchover and through a rolling update to the alternate image, measured by a
+// writer through the read-write Service. Needs root.
+//   sudo node bench/peers/patroni/smoke.mjs [--sync]   (prints one JSON line of figures on stdout)
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { KubeClient } from '@kanri/client';
@@ -14,6 +15,7 @@ const run = promisify(execFile);
 const log = (message) => process.stderr.write(`${new Date().toISOString()} ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const NAMESPACE = 'patroni-smoke';
+const SYNC = process.argv.includes('--sync');
 const INSTANCE_NODES = ['real-node-1', 'real-node-2', 'real-node-3'];
 
 /**
@@ -84,7 +86,7 @@ if (why) {
   process.exit(2);
 }
 
-const figures = { system: system.name };
+const figures = { system: system.name, synchronous: SYNC };
 const prepareStarted = performance.now();
 const { imageArchives } = await system.prepare({ log });
 figures.prepareMs = Math.round(performance.now() - prepareStarted);
@@ -128,7 +130,7 @@ try {
     name: 'pg',
     namespace: NAMESPACE,
     instances: 3,
-    synchronous: false,
+    synchronous: SYNC,
     storage: '1Gi',
   });
   await cluster.waitReady(300_000);
@@ -170,6 +172,32 @@ try {
   };
   log(`switchover: ${JSON.stringify(figures.switchover)}`);
   await cluster.waitReady(120_000);
+  await sleep(3_000);
+
+  // The StatefulSet controller replaces Pods highest ordinal first, the primary's among them.
+  const rollFrom = writer.acks.length;
+  const primaries = [];
+  let rolling = true;
+  const sampler = (async () => {
+    while (rolling) {
+      const current = await cluster.primary().catch(() => undefined);
+      if (current && current.pod !== primaries.at(-1)) primaries.push(current.pod);
+      await sleep(200);
+    }
+  })();
+  const rolled = performance.now();
+  await cluster.rollImage();
+  await cluster.waitRolled(600_000);
+  rolling = false;
+  await sampler;
+  const during = writer.acks.slice(Math.max(rollFrom - 1, 0));
+  figures.rollingUpdate = {
+    ms: Math.round(performance.now() - rolled),
+    longestGapMs: Math.round(Math.max(0, ...during.slice(1).map((t, i) => t - during[i]))),
+    primaryChanges: primaries.length - 1,
+    primaries,
+  };
+  log(`rolling update: ${JSON.stringify(figures.rollingUpdate)}`);
   await writer.stop();
   figures.writes = writer.acks.length;
   writer = undefined;
