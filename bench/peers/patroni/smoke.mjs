@@ -148,11 +148,12 @@ try {
 
   const before = await cluster.primary();
   log(`primary ${before.pod} on ${before.node}; deleting its Pod`);
+  const { uid } = (await client.resource('v1', 'Pod').get(before.pod, { namespace: NAMESPACE })).metadata;
   const deleted = performance.now();
   await client.resource('v1', 'Pod').delete(before.pod, { namespace: NAMESPACE });
   figures.podDeletion = {
     primaryBefore: before,
-    ...(await writer.gapAcross(deleted, () => newPrimary(cluster, before.pod, 180_000), 180_000)),
+    ...(await writer.gapAcross(deleted, () => newPrimary(cluster, before.pod, 180_000, { client, uid }), 180_000)),
     primaryAfter: await cluster.primary(),
   };
   log(`Pod deletion: ${JSON.stringify(figures.podDeletion)}`);
@@ -210,13 +211,24 @@ try {
 }
 process.stdout.write(`${JSON.stringify(figures)}\n`);
 
-/** When the cluster first names a primary other than `old`. */
-async function newPrimary(cluster, old, timeoutMs) {
+/**
+ * When the cluster first names a primary other than `old`, or, given the deleted Pod's `uid`, the
+ * Pod that replaced it: the StatefulSet recreates a deleted Pod under its name, and when its
+ * Patroni is back before the leader lock expires (ttl 20 s) it takes its own lock up again.
+ */
+async function newPrimary(cluster, old, timeoutMs, deleted) {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const now = performance.now();
     const current = await cluster.primary().catch(() => undefined);
     if (current && current.pod !== old) return now;
+    if (current && deleted) {
+      const pod = await deleted.client
+        .resource('v1', 'Pod')
+        .get(old, { namespace: NAMESPACE })
+        .catch(() => undefined);
+      if (pod && pod.metadata.uid !== deleted.uid) return now;
+    }
     if (now > deadline) throw new Error(`no primary other than ${old} within ${timeoutMs} ms`);
     await sleep(100);
   }
