@@ -181,8 +181,18 @@ try {
   let rolling = true;
   const sampler = (async () => {
     while (rolling) {
+      // By Pod (name and uid): a replaced primary's Pod that takes its own lock back is a new
+      // primary as writers see it, under the same name.
       const current = await cluster.primary().catch(() => undefined);
-      if (current && current.pod !== primaries.at(-1)) primaries.push(current.pod);
+      const pod =
+        current &&
+        (await client
+          .resource('v1', 'Pod')
+          .get(current.pod, { namespace: NAMESPACE })
+          .catch(() => undefined));
+      const labelled = pod?.metadata.labels?.role === 'primary';
+      const id = labelled && `${pod.metadata.name} ${pod.metadata.uid.slice(0, 8)}`;
+      if (id && id !== primaries.at(-1)) primaries.push(id);
       await sleep(200);
     }
   })();
@@ -223,11 +233,13 @@ async function newPrimary(cluster, old, timeoutMs, deleted) {
     const current = await cluster.primary().catch(() => undefined);
     if (current && current.pod !== old) return now;
     if (current && deleted) {
-      const pod = await deleted.client
+      // One list, so that the label and the uid are of one object: the old Pod keeps its label
+      // until it is gone, and its replacement has none until its Patroni leads.
+      const { items } = await deleted.client
         .resource('v1', 'Pod')
-        .get(old, { namespace: NAMESPACE })
-        .catch(() => undefined);
-      if (pod && pod.metadata.uid !== deleted.uid) return now;
+        .list({ namespace: NAMESPACE, labelSelector: 'role=primary' })
+        .catch(() => ({ items: [] }));
+      if (items.some((p) => p.metadata.name === old && p.metadata.uid !== deleted.uid)) return now;
     }
     if (now > deadline) throw new Error(`no primary other than ${old} within ${timeoutMs} ms`);
     await sleep(100);
