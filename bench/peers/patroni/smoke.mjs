@@ -196,6 +196,7 @@ try {
       await sleep(200);
     }
   })();
+  const promotionsBefore = await promotions(client);
   const rolled = performance.now();
   await cluster.rollImage();
   await cluster.waitRolled(600_000);
@@ -207,6 +208,7 @@ try {
     longestGapMs: Math.round(Math.max(0, ...during.slice(1).map((t, i) => t - during[i]))),
     primaryChanges: primaries.length - 1,
     primaries,
+    promotions: (await promotions(client)) - promotionsBefore,
   };
   log(`rolling update: ${JSON.stringify(figures.rollingUpdate)}`);
   await writer.stop();
@@ -244,6 +246,15 @@ async function newPrimary(cluster, old, timeoutMs, deleted) {
     if (now > deadline) throw new Error(`no primary other than ${old} within ${timeoutMs} ms`);
     await sleep(100);
   }
+}
+
+/**
+ * How many times a member was promoted: the timelines in Patroni's history (the `pg-config`
+ * Endpoints), which sampling the role labels every 200 ms can overcount or miss.
+ */
+async function promotions(client) {
+  const config = await client.resource('v1', 'Endpoints').get('pg-config', { namespace: NAMESPACE });
+  return JSON.parse(config.metadata?.annotations?.history ?? '[]').length;
 }
 
 function hostPort(address) {
