@@ -25,8 +25,8 @@ const run = promisify(execFile);
 /** Where each system's adapter lives (bench/peers/system.mjs is the contract). */
 const SYSTEM_MODULES = {
   kanri: ['../bench/peers/kanri/system.mjs', 'kanriSystem'],
-  'cloudnative-pg': ['../bench/peers/cloudnative-pg/system.mjs', 'cloudnativePgSystem'],
-  patroni: ['../bench/peers/patroni/system.mjs', 'patroniSystem'],
+  'cloudnative-pg': ['../bench/peers/cloudnative-pg/system.mjs', 'default'],
+  patroni: ['../bench/peers/patroni/system.mjs', 'default'],
 };
 /** Rows not measured yet, and why. */
 const NOT_MEASURED = {
