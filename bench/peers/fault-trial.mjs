@@ -86,6 +86,21 @@ const FAULTS = {
   },
 };
 
+/**
+ * The primary the system names, asked for up to 30 s: right after a fault a system may name none
+ * for a moment (Patroni's role label moves after the lock), which is no failure of the trial.
+ */
+export async function primarySoon(cluster) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await cluster.primary();
+    } catch (error) {
+      if (attempt >= 60) throw error;
+      await sleep(500);
+    }
+  }
+}
+
 const primaryMoved = (cluster, old) => async () => (await cluster.primary().catch(() => old)).pod !== old.pod;
 
 /**
@@ -106,7 +121,7 @@ export async function runFaultTrial(
   const probe = { current: undefined };
   try {
     await cluster.waitReady(healMs);
-    const old = await cluster.primary();
+    const old = await primarySoon(cluster);
     result.primary = old.pod;
     const pods = env.client.resource('v1', 'Pod');
     const others = [];
@@ -146,7 +161,7 @@ export async function runFaultTrial(
     result.clientMs = endedAt == null ? null : round1(endedAt - injectedAt);
     const writable = probe.current.firstAckAfter(injectedAt);
     result.writableMs = writable ? round1(writable.at - injectedAt) : null;
-    const after = await cluster.primary();
+    const after = await primarySoon(cluster);
     result.primaryAfter = after.pod;
     result.primaryChanged = after.pod !== old.pod;
     const lost = await lostCommitsSoon(writer, trial, entry.target);

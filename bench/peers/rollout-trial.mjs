@@ -5,7 +5,7 @@
 // longer gap).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { round1 } from '../../scripts/bench-stats.mjs';
-import { gapAround, lostCommitsSoon } from './fault-trial.mjs';
+import { gapAround, lostCommitsSoon, primarySoon } from './fault-trial.mjs';
 
 export async function runRolloutTrial(entry, row, trial, { log = () => {}, timeoutMs = 15 * 60_000 } = {}) {
   const { system, cluster, writer, watcher } = entry;
@@ -13,7 +13,7 @@ export async function runRolloutTrial(entry, row, trial, { log = () => {}, timeo
   let watching = true;
   try {
     await cluster.waitReady(timeoutMs);
-    const primaries = [(await cluster.primary()).pod];
+    const primaries = [(await primarySoon(cluster)).pod];
     writer.resume(trial);
     const warm = performance.now();
     while (!writer.firstAckAfter(warm) || performance.now() - warm < 2_000) {
