@@ -56,6 +56,7 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
   const window = /Recovery window: (\S+) … (\S+)/.exec(stdout);
   assert.ok(window && !Number.isNaN(Date.parse(window[1] ?? '')) && !Number.isNaN(Date.parse(window[2] ?? '')), stdout);
   assert.match(stdout, /kubectl get pgbackup/);
+  assert.doesNotMatch(stdout, /MissingClusterDNS/);
   const demoDir = join(stateDir, 'postgres-demo');
   const kube = await KubeClient.load({ kubeconfig: join(demoDir, 'kubeconfig') });
   try {
@@ -92,6 +93,15 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
         assert.equal(container?.image, 'ghcr.io/kanri-dev/postgres:16', pod.metadata.name);
       }
     }
+    // Real nodes have a cluster DNS: no kubelet falls back to the host's resolver for a Pod.
+    const events = await kube
+      .resource<{ apiVersion: string; kind: string; reason?: string; message?: string }>('v1', 'Event')
+      .list({});
+    assert.deepEqual(
+      events.items.filter((e) => e.reason === 'MissingClusterDNS').map((e) => e.message),
+      [],
+      'no MissingClusterDNS Event',
+    );
   } finally {
     await kube.close();
   }

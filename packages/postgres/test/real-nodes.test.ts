@@ -4,6 +4,9 @@
  * the `restricted` Pod Security Standard, reaching the API server through the `kubernetes` Service
  * and kube-proxy; a 3-instance PostgresCluster from the instance image, with real probes, the real
  * securityContext, Services through kube-proxy, and a failover when the primary's node loses power.
+ * An application Pod connects as users do: with the user Secret's `uri` as written, whose host is
+ * the `-primary` Service's DNS name (the cluster DNS testenv runs), verifying the server's
+ * certificate against that name, and writes on through the failover.
  *
  * The host reaches Services through real-node-0's kube-proxy, so that node is cordoned: powering
  * off a node that runs an instance never cuts the test off from the Services.
@@ -26,7 +29,7 @@ import {
   startControlPlane,
   waitFor,
 } from '@kanri/testenv';
-import type { Namespace, Node, Pod, Service } from 'kubernetes-types/core/v1.js';
+import type { Event, Namespace, Node, Pod, Service } from 'kubernetes-types/core/v1.js';
 import type { EndpointSlice } from 'kubernetes-types/discovery/v1.js';
 import pg from 'pg';
 import { LABEL, names, postgresOperator, ROLE } from '../src/index.js';
@@ -39,6 +42,31 @@ const unsupported = await realNodesUnsupportedReason();
 const CLUSTER = 'real';
 /** The README's failover goal (lease + 2 s), asserted at the database as failover-rto.test.ts does on process nodes. */
 const RTO_GOAL_SECONDS = 17;
+const APP_USER = 'app';
+const APP_DATABASE = 'appdb';
+const APP_POD = 'writer';
+/**
+ * The application: one INSERT per connection (so each write is its own transaction and every
+ * failure is followed by a new connection), numbered, logging `ack N` once committed. The URI is
+ * the Secret's as written; only what libpq needs to verify the server is added (`sslmode`, unless
+ * the URI sets it, and the CA). PGCONNECT_TIMEOUT and `timeout` bound a connection to a dead Pod.
+ */
+const WRITER_SCRIPT = `
+tls='sslmode=verify-full&sslrootcert=/ca/ca.crt'
+case "$DATABASE_URI" in *sslmode=*) tls='sslrootcert=/ca/ca.crt' ;; esac
+case "$DATABASE_URI" in *\\?*) conn="$DATABASE_URI&$tls" ;; *) conn="$DATABASE_URI?$tls" ;; esac
+seq=0
+while :; do
+  seq=$((seq + 1))
+  if timeout 10 /usr/lib/postgresql/15/bin/psql "$conn" -qAtX -v ON_ERROR_STOP=1 \\
+    -c "INSERT INTO app_writes (seq, ssl) SELECT $seq, ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"; then
+    echo "ack $seq"
+  else
+    echo "failed $seq"
+  fi
+  sleep 0.2
+done
+`;
 /** Runs `sql` once as the superuser at `address` within about a second; its rows, or undefined on any failure. */
 async function tryQuery<R extends pg.QueryResultRow>(address: string, password: string, sql: string) {
   const [host, port] = address.split(':');
@@ -199,7 +227,10 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
   });
 
   it('runs a 3-instance PostgresCluster from the instance image, the agent as entrypoint, uid 26, read-only root', async () => {
-    await clusters(client).create(clusterManifest(CLUSTER, 3), { namespace: 'default' });
+    await clusters(client).create(
+      clusterManifest(CLUSTER, 3, { users: [{ name: APP_USER, databases: [APP_DATABASE] }] }),
+      { namespace: 'default' },
+    );
     await waitReady(client, CLUSTER, 3, 420_000);
     const pods = await instancePods(client, CLUSTER);
     assert.equal(pods.length, 3);
@@ -271,6 +302,86 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
         30_000,
         250,
       );
+    }
+  });
+
+  /** The sequence numbers the writer logged as committed. */
+  const acked = async () => [...(await kubectl('logs', APP_POD)).matchAll(/^ack (\d+)$/gm)].map((m) => Number(m[1]));
+
+  it('lets an application Pod write with the user Secret’s uri as written: a DNS name, verify-full TLS', async () => {
+    const password = await secretValue(client, names.superuserSecret(CLUSTER), 'password');
+    const address = await primaryServiceAddress();
+    const uri = await secretValue(client, names.userSecret(CLUSTER, APP_USER), 'uri');
+    assert.match(uri, new RegExp(`@${names.primaryService(CLUSTER)}\\.default\\.svc:5432/${APP_DATABASE}$`));
+    await waitFor(
+      `the table the writer fills, in ${APP_DATABASE}`,
+      async () => {
+        const db = await connect(address, 'postgres', password, APP_DATABASE);
+        try {
+          await db.query(
+            'CREATE TABLE app_writes (seq int PRIMARY KEY, ssl boolean NOT NULL, server inet NOT NULL DEFAULT inet_server_addr())',
+          );
+          await db.query(`GRANT SELECT, INSERT ON app_writes TO ${APP_USER}`);
+          return true;
+        } finally {
+          await db.end();
+        }
+      },
+      60_000,
+      500,
+    );
+    await client.resource<Pod>('v1', 'Pod').create(
+      {
+        metadata: { name: APP_POD, namespace: 'default' },
+        spec: {
+          // The cordoned gateway node, which no instance runs on and which is never powered off.
+          nodeName: 'real-node-0',
+          automountServiceAccountToken: false,
+          securityContext: { runAsUser: 26, runAsGroup: 26, runAsNonRoot: true },
+          containers: [
+            {
+              name: 'writer',
+              image: `${IMAGE}:15`,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['sh', '-c', WRITER_SCRIPT],
+              env: [
+                {
+                  name: 'DATABASE_URI',
+                  valueFrom: { secretKeyRef: { name: names.userSecret(CLUSTER, APP_USER), key: 'uri' } },
+                },
+                { name: 'PGCONNECT_TIMEOUT', value: '2' },
+              ],
+              volumeMounts: [{ name: 'ca', mountPath: '/ca', readOnly: true }],
+            },
+          ],
+          volumes: [{ name: 'ca', configMap: { name: names.clientCa(CLUSTER) } }],
+        },
+      },
+      { namespace: 'default' },
+    );
+    await waitFor(
+      'three writes acknowledged',
+      async () => ((await acked().catch(() => [])).length >= 3 ? true : undefined),
+      120_000,
+      500,
+    );
+    // The Pod's resolver is the cluster DNS (the kube-dns Service), not the machine's.
+    const resolvConf = await kubectl('exec', APP_POD, '--', 'cat', '/etc/resolv.conf');
+    assert.match(
+      resolvConf,
+      new RegExp(`^nameserver ${cp.realNodeNetwork?.clusterDnsIp.replaceAll('.', '\\.')}$`, 'm'),
+    );
+    assert.match(resolvConf, /^search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local$/m);
+    const db = await connect(address, 'postgres', password, APP_DATABASE);
+    try {
+      const { rows } = await db.query<{ seq: number; ssl: boolean }>('SELECT seq, ssl FROM app_writes');
+      assert.ok(rows.length >= 3);
+      assert.ok(
+        rows.every((r) => r.ssl),
+        'every write came over TLS',
+      );
+    } finally {
+      await db.end();
     }
   });
 
@@ -351,5 +462,48 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
     } finally {
       await db.end();
     }
+    // The application found the new primary by the same DNS name and wrote on: its writes reach
+    // the new primary, and none it was told were committed there is missing.
+    type Write = { seq: number; server: string; ssl: boolean };
+    const writesAt = async (server: string) => {
+      const db = await connect(address, 'postgres', password, APP_DATABASE);
+      try {
+        const { rows } = await db.query<Write>('SELECT seq, host(server) AS server, ssl FROM app_writes ORDER BY seq');
+        return rows.filter((r) => r.server === server);
+      } finally {
+        await db.end();
+      }
+    };
+    const newPrimary = promoted?.status?.podIP ?? '';
+    await waitFor(
+      'three writes of the writer at the new primary',
+      async () => ((await writesAt(newPrimary)).length >= 3 ? true : undefined),
+      120_000,
+      500,
+    );
+    const ackedNow = await acked();
+    const atNew = await writesAt(newPrimary);
+    const atOld = await writesAt(primary.status?.podIP ?? '');
+    const firstAtNew = atNew[0]?.seq ?? 0;
+    assert.ok(
+      atOld.every((r) => r.seq < firstAtNew),
+      'the writer moved to the new primary once and for all',
+    );
+    const committed = new Set(atNew.map((r) => r.seq));
+    assert.deepEqual(
+      ackedNow.filter((seq) => seq >= firstAtNew && !committed.has(seq)),
+      [],
+      'every write acknowledged since it reached the new primary is there',
+    );
+    assert.ok(
+      atNew.every((r) => r.ssl),
+      'over TLS',
+    );
+    const events = await client.resource<Event>('v1', 'Event').list({});
+    assert.deepEqual(
+      events.items.filter((e) => e.reason === 'MissingClusterDNS').map((e) => `${e.involvedObject.name}: ${e.message}`),
+      [],
+      'no kubelet warns MissingClusterDNS',
+    );
   });
 });

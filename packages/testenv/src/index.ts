@@ -17,6 +17,7 @@ export { cacheRoot } from './binaries/cache-dir.js';
 export type { BinaryPaths, EnsureBinariesOptions, NodeBinaryPaths } from './binaries/ensure-binaries.js';
 export {
   ensureBinaries,
+  ensureCoreDns,
   ensureHelm,
   ensureNetworkPolicyEnforcer,
   ensureNodeBinaries,
@@ -87,6 +88,8 @@ export { ECHO_IMAGE, ECHO_PORT, ECHO_UID, PAUSE_IMAGE, TEST_IMAGES_VERSION } fro
 export type { BinaryName, ComponentSpec } from './versions.js';
 export {
   allComponents,
+  COREDNS_VERSION,
+  corednsComponent,
   DEBIAN_POSTGRES_BIN,
   debianPostgresBuilds,
   ETCD_VERSION,

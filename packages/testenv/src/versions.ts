@@ -4,7 +4,7 @@ import type { DebianPackagePin } from './binaries/apt-fetch-plan.js';
 /** One Go-built component: where its source module lives and which binaries it yields. */
 export interface ComponentSpec {
   /** Cache key prefix and the name shown in progress lines. */
-  readonly name: 'kubernetes' | 'kubernetes-node' | 'etcd' | 'kwok' | 'helm' | 'versitygw' | 'kube-router';
+  readonly name: 'kubernetes' | 'kubernetes-node' | 'etcd' | 'kwok' | 'helm' | 'versitygw' | 'kube-router' | 'coredns';
   readonly version: string;
   readonly binaries: readonly string[];
   /** Non-executable files the build writes beside the binaries. */
@@ -23,6 +23,11 @@ export const VERSITYGW_VERSION = 'v1.8.0';
  * the Go module proxy serves. Its dependencies are raised to the node build's (go/kube-router).
  */
 export const KUBE_ROUTER_VERSION = 'v2.1.0';
+/**
+ * CoreDNS, the cluster DNS of real nodes: the newest release built on Kubernetes v0.34 (v1.14.2
+ * and later require v0.35, which would share no compiled package with the node build).
+ */
+export const COREDNS_VERSION = 'v1.14.1';
 
 export const kubernetesComponent: ComponentSpec = {
   name: 'kubernetes',
@@ -98,6 +103,18 @@ export const kubeRouterComponent: ComponentSpec = {
   // code, unlike the other wrapper modules), bumped whenever main.go changes.
   version: `${KUBE_ROUTER_VERSION}-kanri.1`,
   binaries: ['kube-router-netpol'],
+};
+
+/**
+ * The cluster DNS of real nodes: CoreDNS with only the plugins it uses (go/coredns/main.go), one
+ * per control plane on the host, answering `cluster.local` from the API and NXDOMAIN for every
+ * other name. Built only for real nodes (`ensureCoreDns`).
+ */
+export const corednsComponent: ComponentSpec = {
+  name: 'coredns',
+  // As kube-router's: CoreDNS's version and a revision of our main.go, bumped whenever it changes.
+  version: `${COREDNS_VERSION}-kanri.1`,
+  binaries: ['coredns'],
 };
 
 /**
@@ -329,7 +346,8 @@ export type BinaryName =
   | 'kwok'
   | 'helm'
   | 'versitygw'
-  | 'kube-router-netpol';
+  | 'kube-router-netpol'
+  | 'coredns';
 
 /** A package of the npm registry, pinned by version and by the registry's integrity digest. */
 export interface NpmPackagePin {

@@ -8,9 +8,11 @@
 import {
   allComponents,
   cacheRoot,
+  corednsComponent,
   type DebianPostgresTag,
   debianPostgresBuilds,
   ensureBinaries,
+  ensureCoreDns,
   ensureDebianPostgres,
   ensureHelm,
   ensureNetworkPolicyEnforcer,
@@ -82,6 +84,7 @@ export function testenvCommand(): Command {
         }));
         await step('node-tools', nodeToolsVersion(nodeToolsPackages), async () => (await ensureNodeTools()).binDir);
         await step('kube-router-netpol', kubeRouterComponent.version, () => ensureNetworkPolicyEnforcer());
+        await step(corednsComponent.name, corednsComponent.version, () => ensureCoreDns());
         await step('test-images', TEST_IMAGES_VERSION, async () => {
           const images = await ensureTestImages();
           return { 'pause image': images.pause.archive, 'echo image': images.echo.archive };

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { BinaryBuildError } from '../errors.js';
 import {
   allComponents,
+  COREDNS_VERSION,
   type ComponentSpec,
   HELM_VERSION,
   KUBE_ROUTER_VERSION,
@@ -17,6 +18,7 @@ import {
 } from '../versions.js';
 import {
   ensureBinaries,
+  ensureCoreDns,
   ensureHelm,
   ensureNetworkPolicyEnforcer,
   ensureNodeBinaries,
@@ -186,26 +188,35 @@ describe('ensureBinaries', () => {
     assert.equal(built.length, 1, 'the second call reuses the cache');
   });
 
-  it('builds the NetworkPolicy enforcer only when asked, once, into its own cache entry', async () => {
-    assert.ok(
-      !allComponents.some((c) => c.binaries.includes('kube-router-netpol')),
-      'a control plane never waits for it',
-    );
-    const cacheDir = join(dir, 'kube-router');
-    const built: string[] = [];
-    const options = {
-      cacheDir,
-      assetsDir: '',
-      onProgress: quiet,
-      build: async (plan: GoBuildPlan) => {
-        built.push(`${plan.component.name} ${plan.build.cwd.endsWith('/kube-router')}`);
-        await writeFile(join(plan.outDir, 'kube-router-netpol'), '#!/bin/sh\n');
-        await chmod(join(plan.outDir, 'kube-router-netpol'), 0o755);
-      },
-    };
-    const enforcer = await ensureNetworkPolicyEnforcer(options);
-    assert.equal(enforcer, join(cacheDir, `kube-router-${KUBE_ROUTER_VERSION}-kanri.1`, 'bin', 'kube-router-netpol'));
-    assert.equal(await ensureNetworkPolicyEnforcer(options), enforcer);
-    assert.deepEqual(built, ['kube-router true'], 'built once, from go/kube-router');
-  });
+  // The components real nodes run beside the kubelet, each from its own wrapper module in go/.
+  for (const { what, module, binary, version, ensure } of [
+    {
+      what: 'the NetworkPolicy enforcer',
+      module: 'kube-router',
+      binary: 'kube-router-netpol',
+      version: KUBE_ROUTER_VERSION,
+      ensure: ensureNetworkPolicyEnforcer,
+    },
+    { what: 'the cluster DNS', module: 'coredns', binary: 'coredns', version: COREDNS_VERSION, ensure: ensureCoreDns },
+  ] as const) {
+    it(`builds ${what} only when asked, once, into its own cache entry`, async () => {
+      assert.ok(!allComponents.some((c) => c.binaries.includes(binary)), 'a control plane never waits for it');
+      const cacheDir = join(dir, module);
+      const built: string[] = [];
+      const options = {
+        cacheDir,
+        assetsDir: '',
+        onProgress: quiet,
+        build: async (plan: GoBuildPlan) => {
+          built.push(`${plan.component.name} ${plan.build.cwd.endsWith(`/${module}`)}`);
+          await writeFile(join(plan.outDir, binary), '#!/bin/sh\n');
+          await chmod(join(plan.outDir, binary), 0o755);
+        },
+      };
+      const path = await ensure(options);
+      assert.equal(path, join(cacheDir, `${module}-${version}-kanri.1`, 'bin', binary));
+      assert.equal(await ensure(options), path);
+      assert.deepEqual(built, [`${module} true`], `built once, from go/${module}`);
+    });
+  }
 });

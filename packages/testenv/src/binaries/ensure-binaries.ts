@@ -13,6 +13,7 @@ import {
   allComponents,
   type BinaryName,
   type ComponentSpec,
+  corednsComponent,
   helmComponent,
   kubeRouterComponent,
   kubernetesNodeComponent,
@@ -186,4 +187,23 @@ export async function ensureNetworkPolicyEnforcer(
   const enforcer = paths['kube-router-netpol'];
   if (!enforcer) throw new Error('ensureNetworkPolicyEnforcer: kube-router-netpol was neither found nor built');
   return enforcer;
+}
+
+/**
+ * Returns the path of the cluster DNS of real nodes (CoreDNS with only the plugins it uses,
+ * built from go/coredns), building it on first use (see the README for how long). Same cache,
+ * lock and progress as the control-plane binaries; never built to start a control plane.
+ *
+ * @example
+ * ```ts
+ * const coredns = await ensureCoreDns();
+ * spawn(coredns, ['-conf', corefilePath]);
+ * ```
+ */
+export async function ensureCoreDns(
+  options: Omit<EnsureBinariesOptions, 'binaries' | 'components'> = {},
+): Promise<string> {
+  const paths = await ensureBinaries({ ...options, components: [corednsComponent], binaries: ['coredns'] });
+  if (!paths.coredns) throw new Error('ensureCoreDns: coredns was neither found nor built');
+  return paths.coredns;
 }

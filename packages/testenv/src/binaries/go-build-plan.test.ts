@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   allComponents,
+  corednsComponent,
   etcdComponent,
   helmComponent,
   KUBE_ROUTER_VERSION,
@@ -95,6 +96,16 @@ describe('planGoBuild', () => {
       args[args.indexOf('-ldflags') + 1],
       `-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=${KUBE_ROUTER_VERSION}`,
     );
+  });
+
+  it('builds CoreDNS from its wrapper module’s own main package, which links only the plugins testenv uses', () => {
+    const plan = planGoBuild(corednsComponent, '/out', '/mods/');
+    assert.equal(plan.build.cwd, '/mods/coredns');
+    const args = plan.build.args;
+    assert.equal(args[args.indexOf('-o') + 1], '/out/coredns');
+    assert.equal(args.at(-1), '.');
+    assert.deepEqual(plan.list.args.slice(-1), ['.']);
+    assert.equal(plan.bundle, undefined);
   });
 
   it('formats progress as a percentage that never claims 100% before done', () => {

@@ -65,6 +65,7 @@ function packagesOf(component: ComponentSpec): string[] {
       return kubernetesPackages(component);
     case 'etcd':
     case 'kube-router': // its wrapper module's own main package
+    case 'coredns':
       return ['.'];
     case 'kwok':
       return ['sigs.k8s.io/kwok/cmd/kwok'];

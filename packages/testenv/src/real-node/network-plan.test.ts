@@ -19,6 +19,8 @@ describe('planNetwork', () => {
     assert.equal(plan.supernet, '10.131.0.0/16');
     assert.equal(plan.serviceCidr, '10.131.255.0/24');
     assert.equal(plan.kubernetesServiceIp, '10.131.255.1');
+    assert.equal(plan.clusterDnsIp, '10.131.255.10');
+    assert.ok(cidrsOverlap(`${plan.clusterDnsIp}/32`, plan.serviceCidr), 'the DNS Service is in the Service range');
     assert.deepEqual(
       plan.nodes.map((n) => [n.name, n.address, n.podCidr]),
       [

@@ -52,6 +52,12 @@ export interface NetworkPlan {
   readonly serviceCidr: string;
   /** The `kubernetes` Service's ClusterIP: the Service range's first address. */
   readonly kubernetesServiceIp: string;
+  /**
+   * The cluster DNS Service's ClusterIP (the kubelets' `clusterDNS`): `.10`, as kubeadm picks,
+   * inside the band the API server allocates dynamic ClusterIPs from last, so no Service created
+   * before it can take it.
+   */
+  readonly clusterDnsIp: string;
   /** Routes on the host, in the order they must be added (the blackhole first, before any node exists). */
   readonly hostRoutes: readonly Route[];
   readonly nodes: readonly NodeAddressing[];
@@ -122,6 +128,7 @@ export function planNetwork(slot: number, count: number, nodeName: (i: number) =
     clusterCidr: `10.${second}.0.0/18`,
     serviceCidr,
     kubernetesServiceIp: `10.${second}.255.1`,
+    clusterDnsIp: `10.${second}.255.10`,
     hostRoutes: [
       { kind: 'blackhole', destination: `10.${second}.0.0/16` },
       ...nodes.map((n): Route => ({ kind: 'via', destination: n.podCidr, gateway: n.address })),

@@ -5,9 +5,10 @@
  * What it may read (its ClusterRole) and how it is started. Pure.
  */
 
-/** The enforcer's user: a client certificate with this common name, bound to ENFORCER_ROLE. */
+import { userClusterRole } from '../credentials/user-cluster-role.js';
+
+/** The enforcer's user: a client certificate with this common name, bound to a ClusterRole of the same name. */
 export const ENFORCER_USER = 'kanri-testenv:network-policy';
-const ENFORCER_ROLE = 'kanri-testenv:network-policy';
 
 /**
  * What the netpol controller reads, and nothing more: its own Node (for the node's address, which
@@ -20,25 +21,11 @@ const ENFORCER_ROLE = 'kanri-testenv:network-policy';
  * ```
  */
 export function buildEnforcerRbac(): readonly [Record<string, unknown>, Record<string, unknown>] {
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: ENFORCER_ROLE },
-      rules: [
-        { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
-        { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['list', 'watch'] },
-        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list', 'watch'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: ENFORCER_ROLE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: ENFORCER_ROLE },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: ENFORCER_USER }],
-    },
-  ];
+  return userClusterRole(ENFORCER_USER, [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+    { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['list', 'watch'] },
+    { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list', 'watch'] },
+  ]);
 }
 
 /**

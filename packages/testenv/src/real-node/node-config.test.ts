@@ -4,6 +4,16 @@ import { parse } from 'yaml';
 import { PAUSE_IMAGE } from '../test-images/test-image-pins.js';
 import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig } from './node-config.js';
 
+const kubeletInput = {
+  socket: '/d/c.sock',
+  address: '172.30.0.10',
+  cgroupRoot: '/kanri-s0-real-node-0',
+  clientCaFile: '/pki/ca.crt',
+  resolvConf: '/d/resolv.conf',
+  clusterDns: '10.128.255.10',
+  clusterDomain: 'cluster.local',
+};
+
 describe('real node configuration', () => {
   it('points containerd at the imported sandbox image, its own directories and the fetched runc and CNI plugins', () => {
     const toml = containerdConfig({
@@ -33,15 +43,7 @@ describe('real node configuration', () => {
   });
 
   it('runs the kubelet on cgroup v1 with cgroupfs, without lowering its OOM score or collecting images', () => {
-    const config = parse(
-      kubeletConfig({
-        socket: '/d/c.sock',
-        address: '172.30.0.10',
-        cgroupRoot: '/kanri-s0-real-node-0',
-        clientCaFile: '/pki/ca.crt',
-        resolvConf: '/d/resolv.conf',
-      }),
-    );
+    const config = parse(kubeletConfig(kubeletInput));
     assert.equal(config.kind, 'KubeletConfiguration');
     assert.equal(config.cgroupDriver, 'cgroupfs');
     assert.equal(config.cgroupRoot, '/kanri-s0-real-node-0');
@@ -52,6 +54,14 @@ describe('real node configuration', () => {
     assert.equal(config.authentication.anonymous.enabled, false);
     assert.equal(config.authentication.x509.clientCAFile, '/pki/ca.crt');
     assert.equal(config.authorization.mode, 'Webhook');
+  });
+
+  it('gives ClusterFirst Pods the cluster DNS as their only nameserver', () => {
+    const config = parse(kubeletConfig(kubeletInput));
+    // Without clusterDNS every Pod warns MissingClusterDNS and resolves nothing of the cluster.
+    assert.deepEqual(config.clusterDNS, ['10.128.255.10']);
+    assert.equal(config.clusterDomain, 'cluster.local');
+    assert.equal(config.resolvConf, '/d/resolv.conf', "the node's own empty file, not the machine's");
   });
 
   it("keeps kube-proxy's NodePorts on the node's bridge address and masquerades traffic from outside the Pods", () => {

@@ -85,6 +85,9 @@ export interface KubeletConfigInput {
   readonly cgroupRoot: string;
   readonly clientCaFile: string;
   readonly resolvConf: string;
+  /** The cluster DNS Service's ClusterIP, the nameserver of every `ClusterFirst` Pod. */
+  readonly clusterDns: string;
+  readonly clusterDomain: string;
 }
 
 /** The KubeletConfiguration of a real node on this machine (cgroup v1, no systemd, no swap check). */
@@ -118,7 +121,11 @@ export function kubeletConfig(input: KubeletConfigInput): string {
     imageGCLowThresholdPercent: 99,
     // Tests share one disk: the default thresholds would evict Pods on a machine that is merely busy.
     evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+    // Empty: a Pod's resolv.conf names the cluster DNS alone, never one of the machine's resolvers.
     resolvConf: input.resolvConf,
+    // Without it every Pod warns MissingClusterDNS and falls back to the (empty) resolv.conf above.
+    clusterDNS: [input.clusterDns],
+    clusterDomain: input.clusterDomain,
     serializeImagePulls: false,
     syncFrequency: '10s',
     nodeStatusUpdateFrequency: '4s',

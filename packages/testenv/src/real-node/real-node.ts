@@ -8,6 +8,7 @@ import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { CLUSTER_DOMAIN } from '../dns/cluster-dns-plan.js';
 import { ComponentStartError } from '../errors.js';
 import { type ManagedProcess, startProcess } from '../managed-process.js';
 import { ip } from './ip-command.js';
@@ -129,6 +130,8 @@ export class RealNode {
           cgroupRoot: `/${this.input.cgroupRoot}`,
           clientCaFile: this.input.clientCaFile,
           resolvConf: join(dir, 'resolv.conf'),
+          clusterDns: this.input.network.clusterDnsIp,
+          clusterDomain: CLUSTER_DOMAIN,
         }),
       ),
       writeFile(
@@ -246,9 +249,8 @@ export class RealNode {
    * `restartPolicy` says. Returns the PIDs it signalled; throws when the container is not on this node.
    */
   async killContainer(containerId: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<number[]> {
-    const id = containerId.replace(/^containerd:\/\//, '');
-    const pids = await containerPids(this.input.cgroupRoot, this.input.hierarchies, id);
-    if (pids.length === 0) throw new Error(`${this.name}: no running container ${id}`);
+    const pids = await this.containerPids(containerId);
+    if (pids.length === 0) throw new Error(`${this.name}: no running container ${containerId}`);
     for (const pid of pids) {
       try {
         process.kill(pid, signal);
@@ -257,6 +259,15 @@ export class RealNode {
       }
     }
     return pids;
+  }
+
+  /**
+   * The PIDs (in the machine's PID namespace) of every process of one container (`containerID`
+   * from the Pod's status, with or without `containerd://`): to find one process in it, such as a
+   * postmaster, or to read its memory from /proc. Empty when the container is not on this node.
+   */
+  async containerPids(containerId: string): Promise<number[]> {
+    return containerPids(this.input.cgroupRoot, this.input.hierarchies, containerId.replace(/^containerd:\/\//, ''));
   }
 
   /** The kubelet's process, to fail on its exit while waiting for the Node. */

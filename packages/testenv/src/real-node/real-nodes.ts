@@ -7,9 +7,11 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ProgressListener } from '../binaries/build-progress.js';
-import { ensureNetworkPolicyEnforcer, ensureNodeBinaries } from '../binaries/ensure-binaries.js';
+import { ensureCoreDns, ensureNetworkPolicyEnforcer, ensureNodeBinaries } from '../binaries/ensure-binaries.js';
 import { ensureNodeTools } from '../binaries/ensure-node-tools.js';
 import { buildKubeconfig, type Kubeconfig, writeKubeconfig } from '../credentials/kubeconfig.js';
+import { type ClusterDns, startClusterDns } from '../dns/cluster-dns.js';
+import { COREDNS_USER } from '../dns/cluster-dns-plan.js';
 import { UnsupportedError } from '../errors.js';
 import { Api } from '../process-node/api.js';
 import { LocalProvisioner } from '../process-node/volumes/provisioner.js';
@@ -27,7 +29,9 @@ const exec = promisify(execFile);
  * Real nodes: each runs containerd, a kubelet, kube-proxy and a NetworkPolicy enforcer (all built
  * or fetched by testenv) in its own network and mount namespace, with its own Pod range on a
  * bridge. Pods run real OCI images through runc, probes go through the kubelet, Services through
- * kube-proxy, and NetworkPolicies are enforced by kube-router's netpol controller.
+ * kube-proxy, and NetworkPolicies are enforced by kube-router's netpol controller. Pods resolve
+ * `cluster.local` names through the cluster DNS: CoreDNS on the host behind `kube-system/kube-dns`,
+ * which answers NXDOMAIN for every other name.
  *
  * Needs root on Linux (namespaces, cgroups, routes). No registry is reachable: every image a
  * Pod uses must be in `imageArchives` (OCI archives, imported at node start) and run with
@@ -95,17 +99,18 @@ export interface RealNodeSet {
 
 /**
  * Checks the machine, fetches or builds what the nodes run (containerd and friends from Debian,
- * kubelet, kube-proxy and the NetworkPolicy enforcer from Go modules, the sandbox image), then claims the network
+ * kubelet, kube-proxy, the NetworkPolicy enforcer and CoreDNS from Go modules, the sandbox image), then claims the network
  * (`prepareRealNodes`).
  */
 export async function planRealNodes(options: RealNodesOptions, onProgress?: ProgressListener): Promise<RealNodesPlan> {
   const reason = await realNodesUnsupportedReason();
   if (reason) throw new UnsupportedError(reason);
-  const [tools, binaries, images, enforcer] = await Promise.all([
+  const [tools, binaries, images, enforcer, coredns] = await Promise.all([
     ensureNodeTools({ onProgress }),
     ensureNodeBinaries({ onProgress }),
     ensureTestImages({ onProgress }),
     options.networkPolicies === false ? undefined : ensureNetworkPolicyEnforcer({ onProgress }),
+    ensureCoreDns({ onProgress }),
   ]);
   const programs: NodePrograms = {
     kubelet: binaries.kubelet,
@@ -117,7 +122,7 @@ export async function planRealNodes(options: RealNodesOptions, onProgress?: Prog
     ...(enforcer ? { networkPolicy: enforcer } : {}),
     env: { ...tools.env },
   };
-  return prepareRealNodes(options, programs, images.pause.archive);
+  return prepareRealNodes(options, programs, coredns, images.pause.archive);
 }
 
 /**
@@ -128,6 +133,7 @@ export async function planRealNodes(options: RealNodesOptions, onProgress?: Prog
 async function prepareRealNodes(
   options: RealNodesOptions,
   tools: NodePrograms,
+  coredns: string,
   pauseArchive: string,
 ): Promise<RealNodesPlan> {
   const count = options.count ?? 1;
@@ -147,7 +153,8 @@ async function prepareRealNodes(
       `--kubelet-client-key=${files.kubeletClientKey}`,
       '--kubelet-preferred-address-types=InternalIP',
     ],
-    start: (context) => startNodes(network, options, tools, [pauseArchive, ...(options.imageArchives ?? [])], context),
+    start: (context) =>
+      startNodes(network, options, tools, coredns, [pauseArchive, ...(options.imageArchives ?? [])], context),
     release: () => releaseHostNetwork(network),
   };
 }
@@ -156,6 +163,7 @@ async function startNodes(
   network: NetworkPlan,
   options: RealNodesOptions,
   tools: NodePrograms,
+  coredns: string,
   imageArchives: readonly string[],
   context: RealNodesContext,
 ): Promise<RealNodeSet> {
@@ -171,8 +179,10 @@ async function startNodes(
     log: (message) => void appendFile(join(context.logsDir, 'provisioner.log'), `${message}\n`).catch(() => {}),
     waitForConsumer: true,
   });
+  let dns: ClusterDns | undefined;
   const stop = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
+    await dns?.stop();
     await provisioner.stop();
     await api.destroy();
   };
@@ -198,6 +208,19 @@ async function startNodes(
       await api.create('/apis/rbac.authorization.k8s.io/v1/clusterroles', role);
       await api.create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding);
     }
+    // Before any kubelet starts: its Pods' first lookups go to the cluster DNS.
+    const dnsDir = join(context.dataDir, 'cluster-dns');
+    await mkdir(dnsDir, { recursive: true });
+    dns = await startClusterDns({
+      binary: coredns,
+      kubeconfig: await kubeconfigFor(dnsDir, 'coredns', COREDNS_USER, []),
+      hostAddress: network.hostAddress,
+      clusterDnsIp: network.clusterDnsIp,
+      dir: dnsDir,
+      logsDir: context.logsDir,
+      api,
+      timeoutMs: context.timeoutMs,
+    });
     for (const node of network.nodes) {
       const dir = join(context.dataDir, 'real-nodes', node.name);
       await mkdir(dir, { recursive: true });

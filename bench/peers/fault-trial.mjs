@@ -1,0 +1,196 @@
+// One trial of a fault row (1–4), the same for every system: the client commits one row per
+// transaction through the system's read-write Service (as an application does, with no list of
+// members to search), a probe tries a write straight at every other member, the split-brain
+// watcher looks at every member, and the fault falls on the primary the system names.
+// Figures, from the injection (performance.now()):
+// - clientGapMs: the longest time the client had no acknowledged write (the row's figure);
+// - clientMs: when the client's writes resumed after that gap;
+// - writableMs: the first write another member acknowledged to the probe (null: none did);
+// - lost: acknowledged commits of the trial that the primary at the end lacks;
+// - primaryChanged, splitBrain (moments two members took writes), blindSpans.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { round1 } from '../../scripts/bench-stats.mjs';
+import { WritableProbe } from '../failover/writable-probe.mjs';
+import { lostCommits } from '../failover/writer.mjs';
+import { longestGap } from '../failures/gaps.mjs';
+import { killPostmaster } from './pod-processes.mjs';
+
+async function until(condition, timeoutMs) {
+  const start = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - start > timeoutMs) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+/**
+ * `lostCommits` through the read-write Service, tried for up to 30 s: the Service may be between
+ * primaries for a moment even after writes resumed (a former primary's Pod coming back).
+ */
+export async function lostCommitsSoon(writer, trial, target) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await lostCommits(writer, trial, target.address, target);
+    } catch (error) {
+      if (attempt >= 30) throw error;
+      await sleep(1_000);
+    }
+  }
+}
+
+/** The longest gap between acknowledgements around `from`, with where it ended (pure). */
+export function gapAround(times, from, to) {
+  const gap = longestGap(times, from, to);
+  let previous = from;
+  for (const t of times) {
+    if (t <= from) {
+      previous = t;
+      continue;
+    }
+    if (t > to) break;
+    if (t - previous === gap) return { gap, endedAt: t };
+    previous = t;
+  }
+  return { gap, endedAt: null };
+}
+
+/**
+ * The fault of each row: `inject` returns `restore` (undo it after the trial) and `done` (the
+ * fault has run its course: until then, writes the old primary still takes, as a Pod draining
+ * after its delete request does, are no recovery yet).
+ */
+const FAULTS = {
+  'pod-deleted': async ({ env, ns, old }) => {
+    const pods = env.client.resource('v1', 'Pod');
+    const { uid } = (await pods.get(old.pod, { namespace: ns })).metadata;
+    await pods.delete(old.pod, { namespace: ns });
+    return {
+      done: async () => (await pods.get(old.pod, { namespace: ns }).catch(() => undefined))?.metadata?.uid !== uid,
+    };
+  },
+  'node-power-off': async ({ env, old, cluster }) => {
+    const node = env.cp.realNodes.find((n) => n.name === old.node);
+    if (!node) throw new Error(`the primary ${old.pod} is not on a real node (${old.node})`);
+    await node.powerOff();
+    return { restore: () => node.powerOn(), done: primaryMoved(cluster, old) };
+  },
+  'postgres-killed': async ({ env, ns, old }) => {
+    const pod = await env.client.resource('v1', 'Pod').get(old.pod, { namespace: ns });
+    await killPostmaster(env.cp, pod);
+    return {};
+  },
+  switchover: async ({ cluster, old }) => {
+    await cluster.switchover();
+    return { done: primaryMoved(cluster, old) };
+  },
+};
+
+/**
+ * The primary the system names, asked for up to 30 s: right after a fault a system may name none
+ * for a moment (Patroni's role label moves after the lock), which is no failure of the trial.
+ */
+export async function primarySoon(cluster) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await cluster.primary();
+    } catch (error) {
+      if (attempt >= 60) throw error;
+      await sleep(500);
+    }
+  }
+}
+
+const primaryMoved = (cluster, old) => async () => (await cluster.primary().catch(() => old)).pod !== old.pod;
+
+/**
+ * @param entry the system's running cluster: { system, cluster, spec, target, writer, watcher }
+ * @param row a fault row of PEER_ROWS
+ * @param trial the number that tags the trial's rows
+ */
+export async function runFaultTrial(
+  env,
+  entry,
+  row,
+  trial,
+  { log = () => {}, settleMs = 180_000, healMs = 600_000 } = {},
+) {
+  const { system, cluster, spec, writer, watcher } = entry;
+  const result = { system: system.name, row: row.row, trial, ok: false };
+  let restore;
+  const probe = { current: undefined };
+  try {
+    await cluster.waitReady(healMs);
+    const old = await primarySoon(cluster);
+    result.primary = old.pod;
+    const pods = env.client.resource('v1', 'Pod');
+    const others = [];
+    for (const name of await cluster.instancePods()) {
+      if (name === old.pod) continue;
+      const ip = (await pods.get(name, { namespace: spec.namespace })).status?.podIP;
+      if (ip) others.push(`${ip}:5432`);
+    }
+    writer.resume(trial);
+    const warm = performance.now();
+    if (!(await until(() => writer.firstAckAfter(warm) && performance.now() - warm > 2_000, 60_000)))
+      throw new Error(`no write acknowledged through ${entry.target.address} in 60 s`);
+    probe.current = new WritableProbe(others, entry.target, trial, { continuous: true });
+    await sleep(500); // the probe's connections open
+    const injectedAt = performance.now();
+    const fault = await FAULTS[row.key]({ env, ns: spec.namespace, old, cluster });
+    restore = fault.restore;
+    result.injectMs = round1(performance.now() - injectedAt);
+    if (fault.done && !(await until(fault.done, settleMs)))
+      throw new Error(`the ${row.key} fault did not run its course within ${settleMs / 1000} s`);
+    const doneAt = performance.now();
+    // Writes flow again: a client acknowledgement after the fault ran its course, and recent.
+    const flowing = await until(() => {
+      const last = writer.acks.at(-1);
+      return last && last.at > Math.max(injectedAt + 50, doneAt) && performance.now() - last.at < 500;
+    }, settleMs);
+    if (!flowing) throw new Error(`the client's writes did not resume within ${settleMs / 1000} s`);
+    await sleep(1_000);
+    await writer.pause();
+    const end = performance.now();
+    const { gap, endedAt } = gapAround(
+      writer.acksOf(trial).map((a) => a.at),
+      injectedAt,
+      end,
+    );
+    result.clientGapMs = round1(gap);
+    result.clientMs = endedAt == null ? null : round1(endedAt - injectedAt);
+    const writable = probe.current.firstAckAfter(injectedAt);
+    result.writableMs = writable ? round1(writable.at - injectedAt) : null;
+    const after = await primarySoon(cluster);
+    result.primaryAfter = after.pod;
+    result.primaryChanged = after.pod !== old.pod;
+    const lost = await lostCommitsSoon(writer, trial, entry.target);
+    result.acked = writer.acksOf(trial).length;
+    result.lost = lost.length;
+    result.lostSeqs = lost.slice(0, 20);
+    result.splitBrain = watcher.violations().filter((v) => v.at >= injectedAt - 1_000 && v.at <= end);
+    result.blindSpans = watcher.blindSpans(injectedAt - 1_000, end);
+    result.ok = true;
+    const s = (ms) => (ms == null ? '-' : `${(ms / 1000).toFixed(2)} s`);
+    log(
+      `  ${system.name} row ${row.row} trial ${trial}: ${old.pod} → ${after.pod}; longest client gap ${s(result.clientGapMs)}, ` +
+        `writes resumed ${s(result.clientMs)}, another member writable ${s(result.writableMs)}; ` +
+        `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments`,
+    );
+  } catch (error) {
+    result.error = error.message;
+    log(`  ${system.name} row ${row.row} trial ${trial}: FAILED: ${error.message}`);
+  } finally {
+    await probe.current?.stop();
+    await writer.pause();
+    const restoredAt = performance.now();
+    try {
+      await restore?.();
+      await cluster.waitReady(healMs);
+      result.healMs = round1(performance.now() - restoredAt);
+    } catch (error) {
+      result.healError = error.message;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { gapAround } from './fault-trial.mjs';
+import { findPostmaster } from './pod-processes.mjs';
+import { PEER_ROWS, parseRows } from './rows.mjs';
+import { formatTable, pairAgainstKanri, runStatus, summarizeTrials } from './summary.mjs';
+
+const trial = (gap, extra = {}) => ({
+  ok: true,
+  clientGapMs: gap,
+  clientMs: gap + 10,
+  writableMs: gap - 100,
+  acked: 100,
+  lost: 0,
+  primaryChanged: true,
+  splitBrain: [],
+  blindSpans: [],
+  ...extra,
+});
+
+test('a fault row counts only the trials that ran, lost commits over all of them, and blindness as unknown split brain', () => {
+  const row = summarizeTrials(
+    [trial(900), trial(1_100, { lost: 2 }), { ok: false, error: 'no resume' }, trial(1_000, { blindSpans: [{}] })],
+    'fault',
+  );
+  assert.deepEqual(row.clientGapMs, { median: 1_000, max: 1_100, n: 3 });
+  assert.equal(row.okTrials, 3);
+  assert.equal(row.trials, 4);
+  assert.equal(row.commitsLost, 2);
+  assert.equal(row.commitsAcked, 300);
+  assert.equal(row.splitBrainMoments, null, 'a blind watcher cannot vouch for zero');
+  assert.deepEqual(row.errors, ['no resume']);
+});
+
+test('paired differences put Kanri first and count a failed peer trial against the peer', () => {
+  const paired = pairAgainstKanri(
+    { kanri: [trial(800), trial(900)], patroni: [trial(1_000), { ok: false, error: 'x' }] },
+    'fault',
+  );
+  assert.equal(paired.patroni.pairs, 1);
+  assert.equal(paired.patroni.medianMs, -200);
+  assert.equal(paired.patroni.secondFailed, 1);
+  assert.equal(paired.patroni.firstLower, 2);
+});
+
+test('the run fails on a failed trial or a blind watcher, and passes rows not measured', () => {
+  const ok = summarizeTrials([trial(900)], 'fault');
+  const bad = summarizeTrials([trial(900), { ok: false, error: 'e' }], 'fault');
+  assert.equal(
+    runStatus(
+      [
+        { row: 1, kanri: ok },
+        { row: 6, notMeasured: 'why' },
+      ],
+      ['kanri'],
+    ).status,
+    'ok',
+  );
+  const failed = runStatus([{ row: 2, mode: 'sync', kanri: bad }], ['kanri']);
+  assert.equal(failed.status, 'failed');
+  assert.match(failed.reasons[0], /row 2 \(sync\) kanri: 1 of 2 trials failed/);
+  assert.match(runStatus([{ row: 1 }], ['patroni']).reasons[0], /not run/);
+});
+
+test('the table names each system with its gap and lost commits', () => {
+  const rows = [
+    { row: 1, title: 'primary Pod deleted', kind: 'fault', kanri: summarizeTrials([trial(1_234)], 'fault') },
+  ];
+  const text = formatTable(rows, ['kanri']);
+  assert.match(text, /kanri\s+1\/1\s+gap s 1\.23 \(1\.23\)/);
+  assert.match(text, /lost 0\/100/);
+});
+
+test('the gap around a fault ends at the first acknowledgement after it', () => {
+  assert.deepEqual(gapAround([0, 10, 20, 500, 510], 15, 600), { gap: 480, endedAt: 500 });
+  // Still open at the end: no acknowledgement ended it.
+  assert.deepEqual(gapAround([0, 10], 15, 600), { gap: 590, endedAt: null });
+});
+
+test('the postmaster is the one postgres whose parent is not postgres', () => {
+  const table = [
+    { pid: 1, ppid: 0, comm: 'node' },
+    { pid: 7, ppid: 1, comm: 'postgres' },
+    { pid: 9, ppid: 7, comm: 'postgres' },
+    { pid: 12, ppid: 7, comm: 'sh' },
+  ];
+  assert.equal(findPostmaster(table), 7);
+  assert.equal(findPostmaster(table.filter((p) => p.pid !== 7 && p.pid !== 9)), undefined);
+  // Two unrelated postmasters in one Pod: which one is meant is unknown.
+  assert.equal(findPostmaster([...table, { pid: 20, ppid: 1, comm: 'postgres' }]), undefined);
+});
+
+test('--rows accepts known rows in any order and names an unknown one', () => {
+  assert.deepEqual(parseRows('4, 1,1'), [1, 4]);
+  assert.throws(() => parseRows('1,9'), /no row 9/);
+  assert.equal(PEER_ROWS.length, 8);
+});

@@ -1,0 +1,299 @@
+#!/usr/bin/env node
+// Kanri side by side with the systems users pick instead (issue 39): CloudNativePG 1.30 and
+// Patroni 4 on Kubernetes, each with a 3-instance PostgreSQL 16 cluster on the same four real
+// nodes (kubelet, containerd, kube-proxy; real-node-0 is the host's gateway to Service IPs and
+// runs no instance), under the same faults, in one run, trials alternating between systems. The
+// client writes through each system's read-write Service as an application does. Rows: see
+// bench/peers/rows.mjs and bench/README.md. The last line of stdout is one JSON object.
+// Run as root with `npm run bench:peers [-- --quick] [--rows 1,2,4] [--trials 3] [--systems kanri,cloudnative-pg,patroni]`.
+import { execFile } from 'node:child_process';
+import { parseArgs, promisify } from 'node:util';
+import { createBrainTable, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
+import { createProbeTable } from '../bench/failover/writable-probe.mjs';
+import { createTable, Writer } from '../bench/failover/writer.mjs';
+import { runFaultTrial } from '../bench/peers/fault-trial.mjs';
+import { PEER_HA } from '../bench/peers/ha-timings.mjs';
+import { instanceOverheads, operatorMemory, timeManyClusters, timeOneCluster } from '../bench/peers/ready-memory.mjs';
+import { runRolloutTrial } from '../bench/peers/rollout-trial.mjs';
+import { PEER_ROWS, parseRows, QUICK_ROWS } from '../bench/peers/rows.mjs';
+import { formatTable, pairAgainstKanri, runStatus, summarizeTrials } from '../bench/peers/summary.mjs';
+import { KubeClient } from '../packages/client/dist/src/index.js';
+import { realNodesUnsupportedReason, startControlPlane } from '../packages/testenv/dist/src/index.js';
+import { benchEnvironment, exitOnSignals, median } from './bench-lib.mjs';
+
+const run = promisify(execFile);
+/** Where each system's adapter lives (bench/peers/system.mjs is the contract). */
+const SYSTEM_MODULES = {
+  kanri: ['../bench/peers/kanri/system.mjs', 'kanriSystem'],
+  'cloudnative-pg': ['../bench/peers/cloudnative-pg/system.mjs', 'default'],
+  patroni: ['../bench/peers/patroni/system.mjs', 'default'],
+};
+/** Rows not measured yet, and why. */
+const NOT_MEASURED = {
+  6: 'backup and restore through S3 need CloudNativePG’s barman-cloud and an equal repository set-up for each system; not built yet',
+};
+
+const { values } = parseArgs({
+  options: {
+    systems: { type: 'string', default: 'kanri,cloudnative-pg,patroni' },
+    rows: { type: 'string' },
+    trials: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+const usage =
+  'usage: node scripts/bench-peers.mjs [--quick] [--rows 1,2,3,4,5,7,8] [--trials 3] [--systems kanri,cloudnative-pg,patroni]';
+let rows;
+try {
+  rows = parseRows(values.rows ?? (values.quick ? QUICK_ROWS : PEER_ROWS.map((r) => r.row)).join(','));
+} catch (error) {
+  console.error(`${error.message}\n${usage}`);
+  process.exit(2);
+}
+const trials = Number(values.trials ?? (values.quick ? 1 : 3));
+const systemNames = values.systems.split(',').map((s) => s.trim());
+if (
+  values.help ||
+  !Number.isInteger(trials) ||
+  trials < 1 ||
+  !systemNames.every((s) => s in SYSTEM_MODULES) ||
+  new Set(systemNames).size !== systemNames.length
+) {
+  console.error(usage);
+  process.exit(values.help ? 0 : 2);
+}
+const log = (line) => console.error(`[bench:peers] ${line}`);
+const unsupported = await realNodesUnsupportedReason();
+if (unsupported) {
+  console.error(`bench:peers runs every system on real nodes, but ${unsupported}`);
+  process.exit(2);
+}
+const environment = benchEnvironment();
+const systems = [];
+for (const name of systemNames) {
+  const [path, exported] = SYSTEM_MODULES[name];
+  systems.push((await import(path))[exported]);
+}
+
+let cp;
+let client;
+/** system name → { system, cluster, spec, target, writer, watcher } for each mode's cluster. */
+const running = { async: new Map(), sync: new Map() };
+let stopping = false;
+
+async function startCluster(env, system, mode) {
+  const spec = {
+    name: 'peers',
+    namespace: `peers-${system.name}${mode === 'sync' ? '-sync' : ''}`,
+    instances: 3,
+    synchronous: mode === 'sync',
+    storage: '1Gi',
+  };
+  await env.client
+    .resource('v1', 'Namespace')
+    .create({ metadata: { name: spec.namespace } })
+    .catch((error) => {
+      if (!/AlreadyExists|already exists/.test(error.message)) throw error;
+    });
+  log(`${system.name}: creating a 3-instance ${mode} cluster in ${spec.namespace}`);
+  const started = performance.now();
+  const cluster = await system.createCluster(env, spec);
+  await cluster.waitReady(15 * 60_000);
+  log(`${system.name}: ${mode} cluster Ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const target = await cluster.writeTarget();
+  await createTable(target.address, target);
+  await createProbeTable(target.address, target);
+  await createBrainTable(target.address, target);
+  const writer = new Writer(async () => [target.address], target);
+  const watcher = new SplitBrainWatcher(async () => {
+    const pods = env.client.resource('v1', 'Pod');
+    const out = [];
+    for (const name of await cluster.instancePods()) {
+      const ip = (await pods.get(name, { namespace: spec.namespace })).status?.podIP;
+      if (ip) out.push({ name, address: `${ip}:5432` });
+    }
+    return out;
+  }, target);
+  watcher.start();
+  const entry = { system, cluster, spec, target, writer, watcher };
+  running[mode].set(system.name, entry);
+  return entry;
+}
+
+async function stopCluster(mode, name, { remove = true } = {}) {
+  const entry = running[mode].get(name);
+  if (!entry) return;
+  running[mode].delete(name);
+  await entry.watcher.stop().catch(() => {});
+  await entry.writer.stop().catch(() => {});
+  if (remove) await entry.cluster.delete().catch((error) => log(`${name}: deleting its cluster: ${error.message}`));
+}
+
+const cleanUp = async () => {
+  for (const mode of ['async', 'sync'])
+    for (const name of [...running[mode].keys()]) await stopCluster(mode, name, { remove: false });
+  await client?.close().catch(() => {});
+  await cp?.stop().catch((error) => log(`stopping the control plane: ${error.message}`));
+};
+let cleaning;
+const cleanUpOnce = () => {
+  cleaning ??= cleanUp();
+  return cleaning;
+};
+exitOnSignals(log, cleanUpOnce, () => {
+  stopping = true;
+});
+
+/** Trial order: alternating, each system first in turn, so no system always meets a machine the others just loaded. */
+const orderFor = (trial) => systems.map((_, i) => systems[(i + trial - 1) % systems.length]);
+
+try {
+  const imageArchives = [];
+  for (const system of systems) {
+    log(`${system.name}: building what it runs (cached after the first run)`);
+    imageArchives.push(...(await system.prepare({ log })).imageArchives);
+  }
+  log('starting a control plane with 4 real nodes');
+  cp = await startControlPlane({ realNodes: { count: 4, imageArchives } });
+  client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
+  // The host reaches Service IPs through real-node-0's kube-proxy: no instance may run there.
+  await client.resource('v1', 'Node').patch('real-node-0', { spec: { unschedulable: true } }, { type: 'merge' });
+  const env = {
+    cp,
+    client,
+    kubectl: async (...args) =>
+      (await run(cp.binaries.kubectl, args, { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } })).stdout,
+    instanceNodes: ['real-node-1', 'real-node-2', 'real-node-3'],
+    s3: undefined,
+    log,
+  };
+  for (const system of systems) await system.install(env);
+  const memory = {};
+  if (rows.includes(8)) {
+    // Idle: installed, no cluster yet, after its start-up work settled.
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    for (const system of systems) memory[system.name] = { operatorIdleBytes: await operatorMemory(env, system) };
+  }
+  const needsAsync = rows.some((r) => r !== 7 && r !== 6);
+  if (needsAsync) for (const system of systems) await startCluster(env, system, 'async');
+
+  const report = [];
+  for (const rowNumber of rows) {
+    if (stopping) break;
+    const row = PEER_ROWS.find((r) => r.row === rowNumber);
+    if (NOT_MEASURED[rowNumber]) {
+      report.push({
+        row: row.row,
+        key: row.key,
+        title: row.title,
+        kind: row.kind,
+        notMeasured: NOT_MEASURED[rowNumber],
+      });
+      continue;
+    }
+    log(`row ${row.row}: ${row.title}`);
+    if (row.kind === 'fault' || row.kind === 'rollout') {
+      for (const mode of row.bothModes ? ['async', 'sync'] : ['async']) {
+        if (mode === 'sync') for (const system of systems) await startCluster(env, system, 'sync');
+        const results = Object.fromEntries(systems.map((s) => [s.name, []]));
+        for (let trial = 1; trial <= trials && !stopping; trial++) {
+          for (const system of orderFor(trial)) {
+            const tag = row.row * 100 + (mode === 'sync' ? 50 : 0) + trial;
+            const entry = running[mode].get(system.name);
+            const result =
+              row.kind === 'fault'
+                ? await runFaultTrial(env, entry, row, tag, { log })
+                : await runRolloutTrial(entry, row, tag, { log });
+            results[system.name].push(result);
+            if (result.healError) {
+              log(`  ${system.name}: did not heal (${result.healError}); creating its cluster anew`);
+              await stopCluster(mode, system.name);
+              await startCluster(env, system, mode);
+            }
+          }
+        }
+        const entry = { row: row.row, key: row.key, title: row.title, kind: row.kind, mode };
+        for (const system of systems) entry[system.name] = summarizeTrials(results[system.name], row.kind);
+        entry.paired = pairAgainstKanri(results, row.kind);
+        entry.trialResults = results;
+        report.push(entry);
+        if (mode === 'sync') for (const system of systems) await stopCluster('sync', system.name);
+      }
+    } else if (row.kind === 'ready') {
+      const results = Object.fromEntries(systems.map((s) => [s.name, []]));
+      for (let trial = 1; trial <= trials && !stopping; trial++)
+        for (const system of orderFor(trial)) {
+          try {
+            const readyMs = await timeOneCluster(env, system, trial, 3);
+            log(`  ${system.name} row 7 trial ${trial}: Ready in ${(readyMs / 1000).toFixed(1)} s`);
+            results[system.name].push({ ok: true, readyMs });
+          } catch (error) {
+            log(`  ${system.name} row 7 trial ${trial}: FAILED: ${error.message}`);
+            results[system.name].push({ ok: false, error: error.message });
+          }
+        }
+      const entry = { row: row.row, key: row.key, title: row.title, kind: row.kind };
+      for (const system of systems) {
+        entry[system.name] = summarizeTrials(results[system.name], 'ready');
+        if (values.quick) continue;
+        try {
+          const many = await timeManyClusters(env, system);
+          entry[system.name].many = many;
+          memory[system.name] = {
+            ...memory[system.name],
+            operatorWithClustersBytes: many.operatorBytes,
+            withClusters: many.clusters,
+          };
+          log(
+            `  ${system.name}: ${many.clusters} clusters Ready, the last after ${(many.allReadyMs / 1000).toFixed(1)} s`,
+          );
+        } catch (error) {
+          entry[system.name].errors.push(`${error.message} (20 clusters at once)`);
+        }
+      }
+      entry.paired = pairAgainstKanri(results, 'ready');
+      report.push(entry);
+    } else if (row.kind === 'memory') {
+      const entry = { row: row.row, key: row.key, title: row.title, kind: row.kind };
+      for (const system of systems) {
+        const main = running.async.get(system.name);
+        const overheads = main ? await instanceOverheads(env, main.cluster, main.spec.namespace) : [];
+        entry[system.name] = {
+          trials: 1,
+          okTrials: 1,
+          ...memory[system.name],
+          instanceOverheadBytes: { median: median(overheads), max: overheads.length ? Math.max(...overheads) : null },
+        };
+      }
+      report.push(entry);
+    }
+  }
+  if (stopping) process.exit(130);
+  const names = systems.map((s) => s.name);
+  const { status, reasons } = runStatus(report, names);
+  console.log('');
+  console.log(
+    `bench:peers: ${trials} trial(s) per row and system, alternating; 3 instances each on real nodes; ` +
+      `HA timings lease/ttl ${PEER_HA.leaseSeconds} s, renew deadline/retry_timeout ${PEER_HA.renewDeadlineSeconds} s, ` +
+      `period/loop_wait ${PEER_HA.retryPeriodSeconds} s where a system has the setting. Seconds from the fault, median (max).`,
+  );
+  console.log(formatTable(report, names));
+  console.log(`status: ${status}${reasons.length ? ` (${reasons.join('; ')})` : ''}`);
+  console.log(
+    JSON.stringify({
+      benchmark: 'peers',
+      status,
+      statusReasons: reasons,
+      quick: values.quick,
+      trials,
+      systems: names,
+      ha: PEER_HA,
+      rows: report,
+      environment: environment.finish(),
+    }),
+  );
+  if (status !== 'ok') process.exitCode = 1;
+} finally {
+  if (!stopping) await cleanUpOnce();
+}
