@@ -3,6 +3,7 @@
 // manifests.test.mjs checks them without a control plane.
 
 import { parseAllDocuments, stringify } from 'yaml';
+import { PEER_HA } from '../ha-timings.mjs';
 
 export const CNPG_VERSION = '1.30.0';
 /** releases/cnpg-1.30.0.yaml of the v1.30.0 module, as vendored beside this file. */
@@ -62,19 +63,19 @@ export function toYamlStream(/** @type {object[]} */ docs) {
 }
 
 /**
- * Kanri's HA defaults (packages/postgres/src/contract/ha-defaults.ts) as CloudNativePG settings,
- * where it has one (README.md says where it has none).
+ * bench:peers' HA timings (../ha-timings.mjs, the ones Kanri and Patroni run with) as
+ * CloudNativePG settings, where it has one (README.md says where it has none).
  */
 export const HA = {
-  // Kanri's renewDeadline (10 s): an isolated primary stops taking writes. CNPG's equivalent is
+  // The renew deadline (a primary that cannot renew stops taking writes). CNPG's equivalent is
   // its primary isolation check in the liveness probe: the kubelet restarts a primary that can
   // reach neither the API server nor its replicas once the probe has failed this long.
-  livenessProbeTimeout: 10,
-  // Kanri's retryPeriod (2 s), the interval at which each instance checks in; failure threshold
-  // derived by CNPG as ceil(livenessProbeTimeout / period) = 5.
-  probePeriodSeconds: 2,
-  // Kanri promotes as soon as its lease has expired; CNPG's failoverDelay is the wait after it
-  // sees the primary unhealthy, 0 being no wait (its default).
+  livenessProbeTimeout: PEER_HA.renewDeadlineSeconds,
+  // The retry period, the interval at which each instance checks in; the liveness failure
+  // threshold is then CNPG's ceil(livenessProbeTimeout / period).
+  probePeriodSeconds: PEER_HA.retryPeriodSeconds,
+  // Kanri and Patroni promote as soon as the lease has expired; CNPG's failoverDelay is the wait
+  // after it sees the primary unhealthy, 0 being no wait (its default).
   failoverDelay: 0,
   // Kanri's agent stops postgres fast on SIGTERM and turns to an immediate shutdown after 30 s
   // (postgres-process.ts), within its instance Pods' 30 s termination grace. CNPG: stopDelay is

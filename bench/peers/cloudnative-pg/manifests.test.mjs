@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { PEER_HA } from '../ha-timings.mjs';
 import {
   clusterManifest,
   MANIFEST_FILE,
@@ -72,12 +73,12 @@ describe('CloudNativePG Cluster', () => {
     assert.equal(c.spec.postgresql, undefined, 'asynchronous: no synchronous section');
   });
 
-  it("matches Kanri's HA timings where CNPG has a setting", () => {
+  it("runs bench:peers' HA timings where CNPG has a setting", () => {
     const c = clusterManifest(spec, nodes);
     assert.equal(c.spec.failoverDelay, 0);
-    assert.equal(c.spec.livenessProbeTimeout, 10, "renewDeadline's 10 s of fencing");
-    assert.equal(c.spec.probes.liveness.periodSeconds, 2, "retryPeriod's 2 s");
-    assert.equal(c.spec.probes.readiness.periodSeconds, 2);
+    assert.equal(c.spec.livenessProbeTimeout, PEER_HA.renewDeadlineSeconds, 'the renew deadline, as fencing');
+    assert.equal(c.spec.probes.liveness.periodSeconds, PEER_HA.retryPeriodSeconds);
+    assert.equal(c.spec.probes.readiness.periodSeconds, PEER_HA.retryPeriodSeconds);
     assert.equal(c.spec.stopDelay, 30, "the instance Pods' termination grace");
     assert.equal(c.spec.smartShutdownTimeout, 0, 'a fast shutdown at once, as Kanri stops postgres');
     assert.equal(c.spec.switchoverDelay, 30, 'fast, then immediate after 30 s');
