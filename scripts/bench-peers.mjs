@@ -155,7 +155,9 @@ try {
     imageArchives.push(...(await system.prepare({ log })).imageArchives);
   }
   log('starting a control plane with 4 real nodes');
-  cp = await startControlPlane({ realNodes: { count: 4, imageArchives } });
+  // The node-lifecycle controller marks a silent node NotReady (after Kubernetes' default 50 s)
+  // and its Pods not Ready, as every real cluster does: CloudNativePG fails over only then.
+  cp = await startControlPlane({ realNodes: { count: 4, imageArchives }, nodeLifecycle: true });
   client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   // The host reaches Service IPs through real-node-0's kube-proxy: no instance may run there.
   await client.resource('v1', 'Node').patch('real-node-0', { spec: { unschedulable: true } }, { type: 'merge' });

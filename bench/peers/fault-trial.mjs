@@ -73,7 +73,7 @@ const FAULTS = {
     const node = env.cp.realNodes.find((n) => n.name === old.node);
     if (!node) throw new Error(`the primary ${old.pod} is not on a real node (${old.node})`);
     await node.powerOff();
-    return { restore: () => node.powerOn(), done: primaryMoved(cluster, old) };
+    return { restore: () => node.powerOn(), done: primaryMoved(cluster, old), lostNode: node.name };
   },
   'postgres-killed': async ({ env, ns, old }) => {
     const pod = await env.client.resource('v1', 'Pod').get(old.pod, { namespace: ns });
@@ -99,6 +99,15 @@ export async function primarySoon(cluster) {
       await sleep(500);
     }
   }
+}
+
+async function operatorOn(env, system, node) {
+  for (const full of await system.operatorPods(env)) {
+    const [namespace, name] = full.split('/');
+    const pod = await env.client.resource('v1', 'Pod').get(name, { namespace });
+    if (pod.spec?.nodeName === node) return true;
+  }
+  return false;
 }
 
 const primaryMoved = (cluster, old) => async () => (await cluster.primary().catch(() => old)).pod !== old.pod;
@@ -139,6 +148,8 @@ export async function runFaultTrial(
     const injectedAt = performance.now();
     const fault = await FAULTS[row.key]({ env, ns: spec.namespace, old, cluster });
     restore = fault.restore;
+    // An operator that went down with the node waits for its own Pod's eviction (300 s) first.
+    if (fault.lostNode) result.operatorOnLostNode = await operatorOn(env, system, fault.lostNode);
     result.injectMs = round1(performance.now() - injectedAt);
     if (fault.done && !(await until(fault.done, settleMs)))
       throw new Error(`the ${row.key} fault did not run its course within ${settleMs / 1000} s`);
