@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildImages, cacheRoot } from '@kanri/testenv';
+import { queryOnce } from '../../failover/writer.mjs';
 import {
   BARMAN_VERSION,
   CNPG_VERSION,
@@ -251,29 +252,12 @@ export const system = {
         await until(`Cluster ${namespace}/${name} healthy`, () => healthy(undefined), timeoutMs);
         // The -rw Service answers writes: through real-node-0's kube-proxy, as the driver's writer.
         const target = await writeTarget();
-        const pg = (await import('pg')).default;
-        const [host, port] = target.address.split(':');
         await until(
           `a write through ${target.address}`,
           async () => {
-            const db = new pg.Client({
-              host,
-              port: Number(port),
-              user: target.user,
-              password: target.password,
-              database: target.database,
-              connectionTimeoutMillis: 2_000,
-              query_timeout: 2_000,
-            });
-            db.on('error', () => {});
-            try {
-              await db.connect();
-              await db.query('CREATE TABLE IF NOT EXISTS kanri_bench_ready (at timestamptz)');
-              await db.query('INSERT INTO kanri_bench_ready VALUES (now())');
-              return true;
-            } finally {
-              await db.end().catch(() => {});
-            }
+            await queryOnce(target.address, target, 'CREATE TABLE IF NOT EXISTS kanri_bench_ready (at timestamptz)');
+            await queryOnce(target.address, target, 'INSERT INTO kanri_bench_ready VALUES (now())');
+            return true;
           },
           Math.max(1_000, deadline - performance.now()),
         );

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ignoreNotFound } from '@kanri/client';
 import { buildImages, postgresBuilds } from '@kanri/testenv';
-import pg from 'pg';
+import { queryOnce } from '../../failover/writer.mjs';
 import { imageBuilds, imageTags, patroniVersion, REQUIREMENTS } from './images.mjs';
 import {
   API_PORT,
@@ -44,26 +44,8 @@ async function memberApi(ip, path, { method = 'GET', body, timeoutMs = 3_000 } =
   return { status: response.status, text, json };
 }
 
-/** Runs `sql` once at `target` within about 2 s; resolves its rows or rejects. */
-async function query(target, sql) {
-  const [host, port] = target.address.split(':');
-  const db = new pg.Client({
-    host,
-    port: Number(port),
-    user: target.user,
-    password: target.password,
-    database: target.database,
-    connectionTimeoutMillis: 2_000,
-    query_timeout: 2_000,
-  });
-  db.on('error', () => {});
-  try {
-    await db.connect();
-    return (await db.query(sql)).rows;
-  } finally {
-    await db.end().catch(() => {});
-  }
-}
+/** Runs `sql` once at `target`; resolves its rows or rejects. */
+const query = (target, sql) => queryOnce(target.address, target, sql);
 
 /**
  * Polls `check` (resolving a truthy value when done, or a string saying what it waits for) until
