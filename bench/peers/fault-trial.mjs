@@ -9,11 +9,12 @@
 // - lost: acknowledged commits of the trial that the primary at the end lacks;
 // - primaryChanged, splitBrain (moments two members took writes), blindSpans.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isProcessAlive } from '../../packages/testenv/dist/src/index.js';
 import { round1 } from '../../scripts/bench-stats.mjs';
 import { WritableProbe } from '../failover/writable-probe.mjs';
 import { lostCommits } from '../failover/writer.mjs';
 import { longestGap } from '../failures/gaps.mjs';
-import { killPostmaster } from './pod-processes.mjs';
+import { killPostmaster, podProcesses } from './pod-processes.mjs';
 
 async function until(condition, timeoutMs) {
   const start = performance.now();
@@ -63,10 +64,15 @@ export function gapAround(times, from, to) {
 const FAULTS = {
   'pod-deleted': async ({ env, ns, old }) => {
     const pods = env.client.resource('v1', 'Pod');
-    const { uid } = (await pods.get(old.pod, { namespace: ns })).metadata;
+    const pod = await pods.get(old.pod, { namespace: ns });
+    // Its processes, not its API object: a Pod without grace leaves the API at once, while the
+    // kubelet stops its containers after.
+    const pids = (await podProcesses(env.cp, pod)).map((p) => p.pid);
     await pods.delete(old.pod, { namespace: ns });
     return {
-      done: async () => (await pods.get(old.pod, { namespace: ns }).catch(() => undefined))?.metadata?.uid !== uid,
+      done: async () =>
+        pids.every((pid) => !isProcessAlive(pid)) &&
+        (await pods.get(old.pod, { namespace: ns }).catch(() => undefined))?.metadata?.uid !== pod.metadata.uid,
     };
   },
   'node-power-off': async ({ env, old, cluster }) => {

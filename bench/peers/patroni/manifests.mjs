@@ -153,9 +153,11 @@ export function clusterObjects({ spec, image, version, passwords, nodes, probePe
         metadata: { labels },
         spec: {
           serviceAccountName: name,
-          // Patroni's example: a deleted Pod's Patroni gets SIGTERM and at most the kubelet's
-          // 2-second floor to stop postgres and give up the leader lock.
-          terminationGracePeriodSeconds: 0,
+          // Kanri's and CloudNativePG's 30 s (Patroni's example has 0), so that a deleted Pod's
+          // Patroni gets the same time as theirs to stop postgres and give up the leader lock;
+          // with 0 the API removes the Pod at once while its processes still run, and the
+          // StatefulSet's replacement joins beside them.
+          terminationGracePeriodSeconds: 30,
           securityContext: {
             runAsNonRoot: true,
             runAsUser: POSTGRES_UID,

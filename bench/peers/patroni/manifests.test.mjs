@@ -107,7 +107,7 @@ describe('clusterObjects', () => {
     const pod = byKind(objects(), 'StatefulSet').spec.template.spec;
     assert.equal(pod.securityContext.runAsUser, 26);
     assert.equal(pod.securityContext.fsGroup, 26);
-    assert.equal(pod.terminationGracePeriodSeconds, 0);
+    assert.equal(pod.terminationGracePeriodSeconds, 30, 'the same grace as the other systems');
     const [container] = pod.containers;
     assert.equal(container.imagePullPolicy, 'IfNotPresent');
     assert.equal(container.readinessProbe.httpGet.path, '/readiness');
