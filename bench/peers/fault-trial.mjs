@@ -6,6 +6,7 @@
 // - clientGapMs: the longest time the client had no acknowledged write (the row's figure);
 // - clientMs: when the client's writes resumed after that gap;
 // - writableMs: the first write another member acknowledged to the probe (null: none did);
+// - endpointMs: when the read-write Service's EndpointSlices first listed another ready address;
 // - lost: acknowledged commits of the trial that the primary at the end lacks;
 // - primaryChanged, splitBrain (moments two members took writes), blindSpans.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +15,7 @@ import { round1 } from '../../scripts/bench-stats.mjs';
 import { WritableProbe } from '../failover/writable-probe.mjs';
 import { lostCommits } from '../failover/writer.mjs';
 import { longestGap } from '../failures/gaps.mjs';
+import { serviceAt, watchEndpoints } from './endpoint-watch.mjs';
 import { killPostmaster, podProcesses } from './pod-processes.mjs';
 
 async function until(condition, timeoutMs) {
@@ -134,6 +136,7 @@ export async function runFaultTrial(
   const result = { system: system.name, row: row.row, trial, ok: false };
   let restore;
   const probe = { current: undefined };
+  let endpoints;
   try {
     await cluster.waitReady(healMs);
     const old = await primarySoon(cluster);
@@ -150,6 +153,9 @@ export async function runFaultTrial(
     if (!(await until(() => writer.firstAckAfter(warm) && performance.now() - warm > 2_000, 60_000)))
       throw new Error(`no write acknowledged through ${entry.target.address} in 60 s`);
     probe.current = new WritableProbe(others, entry.target, trial, { continuous: true });
+    const oldIp = (await pods.get(old.pod, { namespace: spec.namespace })).status?.podIP;
+    entry.serviceName ??= await serviceAt(env.client, spec.namespace, entry.target.address.split(':')[0]);
+    endpoints = watchEndpoints(env.client, spec.namespace, entry.serviceName);
     await sleep(500); // the probe's connections open
     const injectedAt = performance.now();
     const fault = await FAULTS[row.key]({ env, ns: spec.namespace, old, cluster });
@@ -178,6 +184,8 @@ export async function runFaultTrial(
     result.clientMs = endedAt == null ? null : round1(endedAt - injectedAt);
     const writable = probe.current.firstAckAfter(injectedAt);
     result.writableMs = writable ? round1(writable.at - injectedAt) : null;
+    const routed = endpoints.firstOther(injectedAt, oldIp);
+    result.endpointMs = routed === undefined ? null : round1(routed - injectedAt);
     const after = await primarySoon(cluster);
     result.primaryAfter = after.pod;
     result.primaryChanged = after.pod !== old.pod;
@@ -191,7 +199,8 @@ export async function runFaultTrial(
     const s = (ms) => (ms == null ? '-' : `${(ms / 1000).toFixed(2)} s`);
     log(
       `  ${system.name} row ${row.row} trial ${trial}: ${old.pod} → ${after.pod}; longest client gap ${s(result.clientGapMs)}, ` +
-        `writes resumed ${s(result.clientMs)}, another member writable ${s(result.writableMs)}; ` +
+        `writes resumed ${s(result.clientMs)}, another member writable ${s(result.writableMs)}, ` +
+        `Service endpoints moved ${s(result.endpointMs)}; ` +
         `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments`,
     );
   } catch (error) {
@@ -199,6 +208,7 @@ export async function runFaultTrial(
     log(`  ${system.name} row ${row.row} trial ${trial}: FAILED: ${error.message}`);
   } finally {
     await probe.current?.stop();
+    await endpoints?.stop();
     await writer.pause();
     const restoredAt = performance.now();
     try {

@@ -48,6 +48,7 @@ export function summarizeTrials(results, kind) {
     ...shared,
     clientMs: stats(ok.map((r) => r.clientMs)),
     writableMs: stats(ok.map((r) => r.writableMs)),
+    endpointMs: stats(ok.map((r) => r.endpointMs)),
     primaryChanges: ok.filter((r) => r.primaryChanged).length,
   };
 }
@@ -118,7 +119,7 @@ export function formatTable(rows, systems) {
       if (row.kind === 'fault')
         lines.push(
           `${head} gap s ${pair(r.clientGapMs).padEnd(14)} resumed s ${pair(r.clientMs).padEnd(14)} ` +
-            `writable s ${pair(r.writableMs).padEnd(14)} failovers ${r.primaryChanges}/${r.okTrials}  ` +
+            `writable s ${pair(r.writableMs).padEnd(14)} endpoints s ${pair(r.endpointMs).padEnd(14)} failovers ${r.primaryChanges}/${r.okTrials}  ` +
             `lost ${r.commitsLost}/${r.commitsAcked}  split-brain ${r.splitBrainMoments ?? `${r.splitBrainSeen}, blind`}`,
         );
       else if (row.kind === 'rollout')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readyAddresses } from './endpoint-watch.mjs';
 import { gapAround } from './fault-trial.mjs';
 import { findPostmaster } from './pod-processes.mjs';
 import { PEER_ROWS, parseRows } from './rows.mjs';
@@ -94,4 +95,18 @@ test('--rows accepts known rows in any order and names an unknown one', () => {
   assert.deepEqual(parseRows('4, 1,1'), [1, 4]);
   assert.throws(() => parseRows('1,9'), /no row 9/);
   assert.equal(PEER_ROWS.length, 8);
+});
+
+test('the ready addresses of a Service leave out endpoints that are not ready', () => {
+  const slices = [
+    { endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true } }] },
+    {
+      endpoints: [
+        { addresses: ['10.1.0.4'], conditions: { ready: false, terminating: true } },
+        { addresses: ['10.1.0.2'] },
+      ],
+    },
+  ];
+  assert.deepEqual(readyAddresses(slices), ['10.1.0.2', '10.1.0.5']);
+  assert.deepEqual(readyAddresses([{}]), []);
 });
