@@ -93,7 +93,10 @@ describe('kanri init, npm install, npm test', () => {
     assert.notEqual(broken.code, 0, broken.output);
     lap('npm test (broken)');
     assert.match(broken.output, /✖ applies a ConfigMap for a Demo and reports it Ready/);
-    assert.match(broken.output, /ℹ fail 1\n/);
+    // Only that test fails: the other still passes. The fail count is not asserted, since Node 20
+    // sometimes counts the file as one more failed test beside its failing test (seen once in CI).
+    assert.match(broken.output, /✔ rejects an invalid Demo, naming the field at fault/);
+    assert.match(broken.output, /ℹ pass 1\n/);
 
     console.log(`kanri init acceptance: ${((Date.now() - started) / 1000).toFixed(1)} s (${steps.join(', ')})`);
   });
