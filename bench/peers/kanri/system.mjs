@@ -17,6 +17,7 @@ import {
 } from '../../../packages/postgres/dist/src/index.js';
 import { buildImages, ensureHelm, postgresImageBuildArgs, waitFor } from '../../../packages/testenv/dist/src/index.js';
 import { kanriHa } from '../ha-timings.mjs';
+import { instanceAffinity } from '../placement.mjs';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -43,23 +44,7 @@ export function kanriCluster(spec, image, nodes) {
           name: 'i',
           replicas: spec.instances,
           dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage } } },
-          affinity: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [
-                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...nodes] }] },
-                ],
-              },
-            },
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  topologyKey: 'kubernetes.io/hostname',
-                  labelSelector: { matchLabels: { [LABEL.cluster]: spec.name } },
-                },
-              ],
-            },
-          },
+          affinity: instanceAffinity(nodes, { [LABEL.cluster]: spec.name }),
         },
       ],
       ha: { ...kanriHa(), failsafeMode: true, ...(spec.synchronous ? { synchronous: { number: 1 } } : {}) },

@@ -5,6 +5,7 @@
 // StatefulSet. Plus what the cluster's REST API answers means (`/cluster`).
 import { patroniConfig } from '../../failover/patroni-config.mjs';
 import { PATRONI_DCS, patroniTimings } from '../../failover/patroni-release.mjs';
+import { instanceAffinity } from '../placement.mjs';
 
 export const PG_MAJOR = '16';
 const HOME = '/home/postgres';
@@ -165,20 +166,7 @@ export function clusterObjects({ spec, image, version, passwords, nodes, probePe
             fsGroup: POSTGRES_UID,
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          affinity: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [
-                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...nodes] }] },
-                ],
-              },
-            },
-            podAntiAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: [
-                { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels } },
-              ],
-            },
-          },
+          affinity: instanceAffinity(nodes, labels),
           containers: [
             {
               name: 'patroni',
