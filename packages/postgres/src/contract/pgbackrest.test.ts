@@ -41,6 +41,7 @@ describe('buildPgBackRestConf', () => {
     assert.equal(options['repo1-s3-region'], 'ap-northeast-1');
     assert.equal(options['repo1-path'], '/pgbackrest/default/my-db-1f0e/repo1');
     assert.equal(options['archive-async'], 'y');
+    assert.equal(options['compress-type'], 'lz4');
     assert.equal(options['spool-path'], '/pgdata/pgbackrest-spool');
     assert.equal(options['pg1-path'], '/pgdata/pgdata');
     assert.match(text, /^\[global\]$/m);
@@ -54,7 +55,13 @@ describe('buildPgBackRestConf', () => {
       storedAt: { repo1: '/pgbackrest/ns/c-1f0e/repo1' },
       spec: {
         repos: seedRepos,
-        global: { 'repo1-path': '/shared/c', 'repo1-retention-full': '2', 'pg1-path': '/elsewhere', 'start-fast': 'n' },
+        global: {
+          'repo1-path': '/shared/c',
+          'repo1-retention-full': '2',
+          'pg1-path': '/elsewhere',
+          'start-fast': 'n',
+          'compress-type': 'zst',
+        },
       },
       paths,
     });
@@ -62,6 +69,7 @@ describe('buildPgBackRestConf', () => {
     assert.equal(options['repo1-path'], '/pgbackrest/ns/c-1f0e/repo1');
     assert.equal(options['repo1-retention-full'], '2');
     assert.equal(options['start-fast'], 'n');
+    assert.equal(options['compress-type'], 'zst');
     assert.equal(options['pg1-path'], '/pgdata/pgdata');
   });
 
