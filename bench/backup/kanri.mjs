@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  ANNOTATION,
   API_VERSION,
   BACKUP_KIND,
   LABEL,
@@ -57,7 +58,8 @@ export async function startBackupSystem({ name, log }) {
     await env.client.resource('v1', 'Secret').create({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'bench-s3-creds', namespace: NS },
+      // The clusters that may project it: the source and its clones (Kanri refuses a Secret that does not consent).
+      metadata: { name: 'bench-s3-creds', namespace: NS, annotations: { [ANNOTATION.allowedClusters]: '*' } },
       stringData: {
         's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
         'ca.crt': s3.caPem,
