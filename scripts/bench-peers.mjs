@@ -11,6 +11,7 @@ import { parseArgs, promisify } from 'node:util';
 import { createBrainTable, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
 import { createProbeTable } from '../bench/failover/writable-probe.mjs';
 import { createTable, Writer } from '../bench/failover/writer.mjs';
+import { loadBulk, runBackupTrial } from '../bench/peers/backup-trial.mjs';
 import { runFaultTrial } from '../bench/peers/fault-trial.mjs';
 import { PEER_HA } from '../bench/peers/ha-timings.mjs';
 import { instanceOverheads, operatorMemory, timeManyClusters, timeOneCluster } from '../bench/peers/ready-memory.mjs';
@@ -29,9 +30,9 @@ const SYSTEM_MODULES = {
   patroni: ['../bench/peers/patroni/system.mjs', 'default'],
 };
 /** Rows not measured yet, and why. */
-const NOT_MEASURED = {
-  6: 'backup and restore through S3 need CloudNativePG’s barman-cloud and an equal repository set-up for each system; not built yet',
-};
+const NOT_MEASURED = {};
+/** The bucket every system's backups go to (row 6), each under its own prefix. */
+const BUCKET = 'peers';
 
 const { values } = parseArgs({
   options: {
@@ -43,7 +44,7 @@ const { values } = parseArgs({
   },
 });
 const usage =
-  'usage: node scripts/bench-peers.mjs [--quick] [--rows 1,2,3,4,5,7,8] [--trials 3] [--systems kanri,cloudnative-pg,patroni]';
+  'usage: node scripts/bench-peers.mjs [--quick] [--rows 1,2,3,4,5,6,7,8] [--trials 3] [--systems kanri,cloudnative-pg,patroni]';
 let rows;
 try {
   rows = parseRows(values.rows ?? (values.quick ? QUICK_ROWS : PEER_ROWS.map((r) => r.row)).join(','));
@@ -82,6 +83,15 @@ let client;
 const running = { async: new Map(), sync: new Map() };
 let stopping = false;
 
+async function ensureNamespace(env, name) {
+  await env.client
+    .resource('v1', 'Namespace')
+    .create({ metadata: { name } })
+    .catch((error) => {
+      if (!/AlreadyExists|already exists/.test(error.message)) throw error;
+    });
+}
+
 async function startCluster(env, system, mode) {
   const spec = {
     name: 'peers',
@@ -90,12 +100,7 @@ async function startCluster(env, system, mode) {
     synchronous: mode === 'sync',
     storage: '1Gi',
   };
-  await env.client
-    .resource('v1', 'Namespace')
-    .create({ metadata: { name: spec.namespace } })
-    .catch((error) => {
-      if (!/AlreadyExists|already exists/.test(error.message)) throw error;
-    });
+  await ensureNamespace(env, spec.namespace);
   log(`${system.name}: creating a 3-instance ${mode} cluster in ${spec.namespace}`);
   const started = performance.now();
   const cluster = await system.createCluster(env, spec);
@@ -145,6 +150,38 @@ exitOnSignals(log, cleanUpOnce, () => {
   stopping = true;
 });
 
+/**
+ * Row 6's source cluster of each system that has backups: one instance archiving to the S3
+ * server, filled with 1 GB. A system that cannot get there has the failure as its only trial.
+ */
+async function startBackupSources(env) {
+  const sources = new Map();
+  const failures = {};
+  for (const system of systems) {
+    if (system.backupsUnsupported || stopping) continue;
+    const spec = {
+      name: 'source',
+      namespace: `peers-${system.name}-backup`,
+      instances: 1,
+      synchronous: false,
+      storage: '4Gi',
+      backups: true,
+    };
+    try {
+      await ensureNamespace(env, spec.namespace);
+      log(`${system.name}: creating a 1-instance cluster archiving to s3://${BUCKET} in ${spec.namespace}`);
+      const cluster = await system.createCluster(env, spec);
+      await cluster.waitReady(15 * 60_000);
+      const loaded = await loadBulk(await cluster.writeTarget(), { log, name: system.name });
+      sources.set(system.name, { system, cluster, spec, loaded });
+    } catch (error) {
+      log(`${system.name}: its backup row's source cluster failed: ${error.message}`);
+      failures[system.name] = error.message;
+    }
+  }
+  return { sources, failures };
+}
+
 /** Trial order: alternating, each system first in turn, so no system always meets a machine the others just loaded. */
 const orderFor = (trial) => systems.map((_, i) => systems[(i + trial - 1) % systems.length]);
 
@@ -157,7 +194,7 @@ try {
   log('starting a control plane with 4 real nodes');
   // The node-lifecycle controller marks a silent node NotReady (after Kubernetes' default 50 s)
   // and its Pods not Ready, as every real cluster does: CloudNativePG fails over only then.
-  cp = await startControlPlane({ realNodes: { count: 4, imageArchives }, nodeLifecycle: true });
+  cp = await startControlPlane({ realNodes: { count: 4, imageArchives }, nodeLifecycle: true, s3: rows.includes(6) });
   client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
   // The host reaches Service IPs through real-node-0's kube-proxy: no instance may run there.
   await client.resource('v1', 'Node').patch('real-node-0', { spec: { unschedulable: true } }, { type: 'merge' });
@@ -167,9 +204,21 @@ try {
     kubectl: async (...args) =>
       (await run(cp.binaries.kubectl, args, { env: { ...process.env, KUBECONFIG: cp.kubeconfigPath } })).stdout,
     instanceNodes: ['real-node-1', 'real-node-2', 'real-node-3'],
-    s3: undefined,
+    s3: cp.s3
+      ? {
+          endpoint: cp.s3.endpoint,
+          host: cp.s3.host,
+          port: cp.s3.port,
+          region: cp.s3.region,
+          accessKeyId: cp.s3.accessKeyId,
+          secretAccessKey: cp.s3.secretAccessKey,
+          caPem: cp.s3.caPem,
+          bucket: BUCKET,
+        }
+      : undefined,
     log,
   };
+  await cp.s3?.createBucket(BUCKET);
   for (const system of systems) await system.install(env);
   const memory = {};
   if (rows.includes(8)) {
@@ -177,7 +226,7 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 20_000));
     for (const system of systems) memory[system.name] = { operatorIdleBytes: await operatorMemory(env, system) };
   }
-  const needsAsync = rows.some((r) => r !== 7 && r !== 6);
+  const needsAsync = rows.some((r) => r !== 6 && r !== 7);
   if (needsAsync) for (const system of systems) await startCluster(env, system, 'async');
 
   const report = [];
@@ -222,6 +271,28 @@ try {
         report.push(entry);
         if (mode === 'sync') for (const system of systems) await stopCluster('sync', system.name);
       }
+    } else if (row.kind === 'backup') {
+      const { sources, failures } = await startBackupSources(env);
+      const taking = systems.filter((s) => !s.backupsUnsupported);
+      const results = Object.fromEntries(
+        taking.map((s) => [s.name, failures[s.name] ? [{ ok: false, error: failures[s.name] }] : []]),
+      );
+      for (let trial = 1; trial <= trials && !stopping; trial++)
+        for (const system of orderFor(trial)) {
+          const source = sources.get(system.name);
+          if (source) results[system.name].push(await runBackupTrial(env, source, trial, { log, s3Server: cp.s3 }));
+        }
+      const entry = { row: row.row, key: row.key, title: row.title, kind: row.kind };
+      for (const system of systems)
+        entry[system.name] = system.backupsUnsupported
+          ? { notApplicable: system.backupsUnsupported }
+          : summarizeTrials(results[system.name], 'backup');
+      entry.paired = pairAgainstKanri(results, 'backup');
+      entry.pairedRestore = pairAgainstKanri(results, 'backup', 'restoreMs');
+      entry.trialResults = results;
+      report.push(entry);
+      for (const { system, cluster } of sources.values())
+        await cluster.delete().catch((error) => log(`${system.name}: deleting its backup source: ${error.message}`));
     } else if (row.kind === 'ready') {
       const results = Object.fromEntries(systems.map((s) => [s.name, []]));
       for (let trial = 1; trial <= trials && !stopping; trial++)

@@ -8,7 +8,7 @@ const stats = (values) => {
 };
 
 /** The figure each kind of row is judged by, per trial (the paired differences compare it). */
-export const ROW_FIGURE = { fault: 'clientGapMs', rollout: 'clientGapMs', ready: 'readyMs' };
+export const ROW_FIGURE = { fault: 'clientGapMs', rollout: 'clientGapMs', ready: 'readyMs', backup: 'backupMs' };
 
 /**
  * One row's figures for one system from its trial results. `splitBrainMoments` is null when the
@@ -28,6 +28,19 @@ export function summarizeTrials(results, kind) {
     notHealed: results.filter((r) => r.healError).map((r) => r.healError),
   };
   if (kind === 'ready') return { ...common, readyMs: stats(ok.map((r) => r.readyMs)) };
+  if (kind === 'backup') {
+    const figure = (key) => stats(ok.map((r) => r[key]));
+    return {
+      ...common,
+      databaseBytes: figure('databaseBytes'),
+      backupMs: figure('backupMs'),
+      backupMBps: figure('backupMBps'),
+      systemBackupMs: figure('systemBackupMs'),
+      storedBytes: figure('storedBytes'),
+      restoreMs: figure('restoreMs'),
+      restoreMBps: figure('restoreMBps'),
+    };
+  }
   const moments = ok.reduce((s, r) => s + (r.splitBrain?.length ?? 0), 0);
   const shared = {
     ...common,
@@ -54,12 +67,11 @@ export function summarizeTrials(results, kind) {
 }
 
 /**
- * Kanri's trial-by-trial difference against each other system on the row's figure (negative:
- * Kanri lower), trial i of one paired with trial i of the other; a failed trial counts against
- * its system (bench-stats.mjs, pairedDifferences).
+ * Kanri's trial-by-trial difference against each other system on the row's figure (or `figure`;
+ * negative: Kanri lower), trial i of one paired with trial i of the other; a failed trial counts
+ * against its system (bench-stats.mjs, pairedDifferences).
  */
-export function pairAgainstKanri(resultsBySystem, kind) {
-  const figure = ROW_FIGURE[kind];
+export function pairAgainstKanri(resultsBySystem, kind, figure = ROW_FIGURE[kind]) {
   const kanri = resultsBySystem.kanri;
   if (!figure || !kanri) return {};
   const value = (r) => (r == null ? null : r.ok ? r[figure] : FAILED);
@@ -90,6 +102,7 @@ export function runStatus(rows, systems) {
         reasons.push(`${label} ${name}: not run`);
         continue;
       }
+      if (r.notApplicable) continue;
       if (r.okTrials < r.trials)
         reasons.push(`${label} ${name}: ${r.trials - r.okTrials} of ${r.trials} trials failed`);
       if (r.blindSpans) reasons.push(`${label} ${name}: the split-brain watcher was blind (${r.blindSpans} spans)`);
@@ -100,6 +113,7 @@ export function runStatus(rows, systems) {
 
 const secs = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 const pair = (s) => (s?.n ? `${secs(s.median)} (${secs(s.max)})` : '-');
+const mb = (bytes) => (bytes == null ? '-' : (bytes / 1e6).toFixed(0));
 const mib = (bytes) => (bytes == null ? '-' : (bytes / 2 ** 20).toFixed(1));
 
 /** One line per row and system, the row's figures; then Kanri's paired differences. */
@@ -115,6 +129,10 @@ export function formatTable(rows, systems) {
     for (const name of systems) {
       const r = row[name];
       if (!r) continue;
+      if (r.notApplicable) {
+        lines.push(`  ${name.padEnd(15)} not applicable: ${r.notApplicable}`);
+        continue;
+      }
       const head = `  ${name.padEnd(15)} ${`${r.okTrials ?? '-'}/${r.trials ?? '-'}`.padEnd(6)}`;
       if (row.kind === 'fault')
         lines.push(
@@ -131,6 +149,12 @@ export function formatTable(rows, systems) {
         lines.push(
           `${head} 1 cluster s ${pair(r.readyMs).padEnd(14)} ${r.many ? `${r.many.clusters} at once: median ${secs(r.many.medianReadyMs)} s, all ${secs(r.many.allReadyMs)} s` : ''}`,
         );
+      else if (row.kind === 'backup')
+        lines.push(
+          `${head} ${mb(r.databaseBytes?.median)} MB: backup s ${pair(r.backupMs).padEnd(14)} ${r.backupMBps?.median ?? '-'} MB/s ` +
+            `(its own record ${secs(r.systemBackupMs?.median)} s, ${mb(r.storedBytes?.median)} MB stored)  ` +
+            `restore s ${pair(r.restoreMs).padEnd(14)} ${r.restoreMBps?.median ?? '-'} MB/s`,
+        );
       else if (row.kind === 'memory')
         lines.push(
           `${head} RSS: operator idle ${mib(r.operatorIdleBytes)} MiB, with ${r.withClusters ?? '-'} clusters ${mib(r.operatorWithClustersBytes)} MiB; ` +
@@ -138,11 +162,15 @@ export function formatTable(rows, systems) {
         );
       for (const e of r.errors ?? []) lines.push(`${''.padEnd(24)}failed: ${String(e).split('\n')[0]}`);
     }
-    for (const [name, p] of Object.entries(row.paired ?? {}))
-      if (p.pairs || p.firstFailed || p.secondFailed)
-        lines.push(
-          `  kanri − ${name}: median ${secs(p.medianMs)} s over ${p.pairs} pairs; Kanri lower in ${p.firstLower}, higher in ${p.firstHigher} (sign test p=${p.signTestP})`,
-        );
+    for (const [label, paired] of [
+      ['', row.paired],
+      [' restore', row.pairedRestore],
+    ])
+      for (const [name, p] of Object.entries(paired ?? {}))
+        if (p.pairs || p.firstFailed || p.secondFailed)
+          lines.push(
+            `  kanri − ${name}${label}: median ${secs(p.medianMs)} s over ${p.pairs} pairs; Kanri lower in ${p.firstLower}, higher in ${p.firstHigher} (sign test p=${p.signTestP})`,
+          );
   }
   return lines.join('\n');
 }

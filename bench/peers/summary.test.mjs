@@ -110,3 +110,36 @@ test('the ready addresses of a Service leave out endpoints that are not ready', 
   assert.deepEqual(readyAddresses(slices), ['10.1.0.2', '10.1.0.5']);
   assert.deepEqual(readyAddresses([{}]), []);
 });
+
+test('the backup row: MB/s medians per system, paired on backup and restore time, and a system without backups not counted as failed', () => {
+  const backup = (backupMs, restoreMs) => ({
+    ok: true,
+    databaseBytes: 1e9,
+    backupMs,
+    backupMBps: 1e3 / (backupMs / 1000),
+    systemBackupMs: backupMs - 500,
+    storedBytes: 5e8,
+    restoreMs,
+    restoreMBps: 1e3 / (restoreMs / 1000),
+  });
+  const results = { kanri: [backup(20_000, 40_000)], 'cloudnative-pg': [backup(10_000, 50_000)] };
+  const kanri = summarizeTrials(results.kanri, 'backup');
+  assert.deepEqual(kanri.backupMBps, { median: 50, max: 50, n: 1 });
+  assert.deepEqual(kanri.restoreMs, { median: 40_000, max: 40_000, n: 1 });
+  assert.equal(pairAgainstKanri(results, 'backup')['cloudnative-pg'].medianMs, 10_000);
+  assert.equal(pairAgainstKanri(results, 'backup', 'restoreMs')['cloudnative-pg'].medianMs, -10_000);
+  const row = {
+    row: 6,
+    title: 'backup',
+    kind: 'backup',
+    kanri,
+    'cloudnative-pg': summarizeTrials(results['cloudnative-pg'], 'backup'),
+    patroni: { notApplicable: 'no backups of its own' },
+  };
+  assert.equal(runStatus([row], ['kanri', 'cloudnative-pg', 'patroni']).status, 'ok');
+  const table = formatTable([row], ['kanri', 'cloudnative-pg', 'patroni']);
+  assert.match(table, /kanri .* 1000 MB: backup s 20\.00 \(20\.00\) +50 MB\/s/);
+  assert.match(table, /patroni +not applicable: no backups of its own/);
+  const failed = { ...row, kanri: summarizeTrials([{ ok: false, error: 'stanza' }], 'backup') };
+  assert.equal(runStatus([failed], ['kanri', 'cloudnative-pg', 'patroni']).status, 'failed');
+});

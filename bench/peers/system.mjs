@@ -16,9 +16,22 @@
  * @property {import('@kanri/client').KubeClient} client  an admin client
  * @property {(...args: string[]) => Promise<string>} kubectl  runs kubectl against the control plane; its stdout
  * @property {readonly string[]} instanceNodes  nodes instances may run on (real-node-0 is the host's gateway to Services and is cordoned)
- * @property {{ endpoint: string, region: string, accessKeyId: string, secretAccessKey: string, bucket: string } | undefined} s3
- *   the S3 server, reachable from Pods (row 6); undefined when the run has no backup row
+ * @property {PeerS3 | undefined} s3  the S3 server, reachable from Pods (row 6); undefined when the run has no backup row
  * @property {(message: string) => void} log  progress lines (stderr)
+ */
+
+/**
+ * testenv's S3 server (versitygw over TLS) on the real nodes' bridge address, and the bucket
+ * every system keeps its backups in, each under a prefix of its own.
+ * @typedef {object} PeerS3
+ * @property {string} endpoint  `https://<bridge address>:<port>`
+ * @property {string} host  the bridge address
+ * @property {number} port
+ * @property {string} region
+ * @property {string} accessKeyId
+ * @property {string} secretAccessKey
+ * @property {string} caPem  the CA the server's certificate chains to
+ * @property {string} bucket
  */
 
 /**
@@ -29,6 +42,9 @@
  * @property {number} instances  3 unless a row says otherwise
  * @property {boolean} synchronous  one synchronous standby (quorum 1) when true, asynchronous otherwise
  * @property {string} storage  each instance's data volume, e.g. `1Gi`
+ * @property {boolean} [backups]  archive WAL to `env.s3` and take backups there when asked (row 6)
+ * @property {string} [restoreFrom]  bootstrap from the latest backup (and then the archive) of
+ *   this cluster, in the same namespace, instead of an empty database (row 6)
  */
 
 /**
@@ -52,6 +68,9 @@
  * @property {(timeoutMs: number) => Promise<void>} waitRolled  every instance runs the alternate image and is ready again
  * @property {() => Promise<string[]>} instancePods  the names of the cluster's instance Pods
  * @property {() => Promise<void>} delete  removes the cluster and its volumes
+ * @property {(name: string) => Promise<{ systemMs: number | null }>} [backup]  asks for a full
+ *   backup named `name` of a cluster created with `backups`; resolves once the system reports it
+ *   complete, with the duration the system itself recorded (throws if it failed)
  */
 
 /**
@@ -64,6 +83,8 @@
  * @property {(env: PeerEnv) => Promise<void>} install  CRDs, RBAC and the operator (if any), waiting until it runs
  * @property {(env: PeerEnv, spec: ClusterSpec) => Promise<PeerCluster>} createCluster
  * @property {(env: PeerEnv) => Promise<string[]>} operatorPods  `namespace/name` of the operator's Pods (memory row); empty for none
+ * @property {(spec: ClusterSpec) => string} [backupPrefix]  where in `env.s3`'s bucket the backups and WAL of a cluster created with `backups` go
+ * @property {string} [backupsUnsupported]  why the system takes no part in the backup row, when it has no backups of its own
  */
 
 export {};

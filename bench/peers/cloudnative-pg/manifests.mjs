@@ -87,13 +87,47 @@ export const HA = {
   switchoverDelay: 30,
 };
 
+/** The Secret each backup row's namespace holds: the S3 keys and region as barman-cloud reads them, and the CA. */
+export const S3_SECRET = 'peers-s3';
+/** Where CNPG's backups and WAL go in the bucket: `<prefix><serverName>/base|wals/…`. */
+export const BACKUP_PREFIX = 'cloudnative-pg/';
+
 /**
- * The Cluster for one bench:peers cluster spec. Pure.
+ * The in-tree barmanObjectStore (still in 1.30; removed in 1.32) on bench:peers' S3 server, for
+ * the server (cluster) `serverName`. Compression as CNPG's defaults (none); the backup's
+ * checkpoint immediate, as Kanri's pgBackRest (`start-fast`) takes it: CNPG's default waits for a
+ * spread one (up to 4.5 minutes), which would time checkpoint_timeout, not the backup. Pure.
+ *
+ * @param {import('../system.mjs').PeerS3} s3
+ * @param {string} serverName
+ */
+export function barmanObjectStore(s3, serverName) {
+  const key = (/** @type {string} */ k) => ({ name: S3_SECRET, key: k });
+  return {
+    destinationPath: `s3://${s3.bucket}/${BACKUP_PREFIX.replace(/\/$/, '')}`,
+    endpointURL: s3.endpoint,
+    endpointCA: key('ca.crt'),
+    serverName,
+    s3Credentials: {
+      accessKeyId: key('ACCESS_KEY_ID'),
+      secretAccessKey: key('ACCESS_SECRET_KEY'),
+      region: key('REGION'),
+    },
+    data: { immediateCheckpoint: true },
+  };
+}
+
+/**
+ * The Cluster for one bench:peers cluster spec: with `spec.backups`, WAL archived and backups
+ * taken to `s3`; with `spec.restoreFrom`, bootstrapped by recovery from that cluster's backups
+ * (its latest, then its archive to the end). Pure.
  *
  * @param {import('../system.mjs').ClusterSpec} spec
- * @param {{ imageName: string, instanceNodes: readonly string[] }} options
+ * @param {{ imageName: string, instanceNodes: readonly string[], s3?: import('../system.mjs').PeerS3 }} options
  */
-export function clusterManifest(spec, { imageName, instanceNodes }) {
+export function clusterManifest(spec, { imageName, instanceNodes, s3 }) {
+  if ((spec.backups || spec.restoreFrom) && !s3)
+    throw new Error(`${spec.namespace}/${spec.name}: backups asked for, but the run has no S3 server`);
   return {
     apiVersion: 'postgresql.cnpg.io/v1',
     kind: 'Cluster',
@@ -141,7 +175,28 @@ export function clusterManifest(spec, { imageName, instanceNodes }) {
             },
           }
         : {}),
+      ...(spec.backups && s3 ? { backup: { barmanObjectStore: barmanObjectStore(s3, spec.name) } } : {}),
+      ...(spec.restoreFrom && s3
+        ? {
+            bootstrap: { recovery: { source: 'origin' } },
+            externalClusters: [{ name: 'origin', barmanObjectStore: barmanObjectStore(s3, spec.restoreFrom) }],
+          }
+        : {}),
     },
+  };
+}
+
+/** A Backup of `cluster` through its barmanObjectStore, as `kubectl cnpg backup` makes one. Pure. */
+export function backupManifest(
+  /** @type {string} */ namespace,
+  /** @type {string} */ cluster,
+  /** @type {string} */ name,
+) {
+  return {
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Backup',
+    metadata: { name, namespace },
+    spec: { cluster: { name: cluster }, method: 'barmanObjectStore' },
   };
 }
 

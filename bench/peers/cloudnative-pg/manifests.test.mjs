@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { PEER_HA } from '../ha-timings.mjs';
 import {
+  BACKUP_PREFIX,
+  backupManifest,
   clusterManifest,
   MANIFEST_FILE,
   MANIFEST_SHA256,
@@ -13,6 +15,7 @@ import {
   POSTGRES_IMAGES,
   promotePatch,
   rfc3339Micro,
+  S3_SECRET,
   toYamlStream,
 } from './manifests.mjs';
 
@@ -134,5 +137,47 @@ describe('switchover as `kubectl cnpg promote`', () => {
 
   it('writes Go RFC3339Micro timestamps', () => {
     assert.equal(rfc3339Micro(new Date('2026-01-02T03:04:05.006Z')), '2026-01-02T03:04:05.006000Z');
+  });
+});
+
+describe('CloudNativePG backups (row 6)', () => {
+  const s3 = {
+    endpoint: 'https://172.30.1.1:9000',
+    host: '172.30.1.1',
+    port: 9000,
+    region: 'us-east-1',
+    accessKeyId: 'AK',
+    secretAccessKey: 'SK',
+    caPem: 'pem',
+    bucket: 'peers',
+  };
+
+  it('archives to the bucket under its own prefix, with the CA and an immediate checkpoint, keys only by reference', () => {
+    const store = clusterManifest({ ...spec, backups: true }, { ...nodes, s3 }).spec.backup.barmanObjectStore;
+    assert.equal(store.destinationPath, `s3://peers/${BACKUP_PREFIX.replace(/\/$/, '')}`);
+    assert.equal(store.serverName, 'pg');
+    assert.equal(store.endpointURL, s3.endpoint);
+    assert.deepEqual(store.endpointCA, { name: S3_SECRET, key: 'ca.crt' });
+    assert.equal(store.data.immediateCheckpoint, true);
+    assert.doesNotMatch(JSON.stringify(store), /SK|AK/);
+  });
+
+  it('restores from the source server named, and archives nothing of its own', () => {
+    const cluster = clusterManifest({ ...spec, instances: 1, restoreFrom: 'source' }, { ...nodes, s3 }).spec;
+    assert.deepEqual(cluster.bootstrap, { recovery: { source: 'origin' } });
+    assert.equal(cluster.externalClusters[0].name, 'origin');
+    assert.equal(cluster.externalClusters[0].barmanObjectStore.serverName, 'source');
+    assert.equal(cluster.backup, undefined);
+  });
+
+  it('refuses backups without an S3 server, naming the cluster', () => {
+    assert.throws(() => clusterManifest({ ...spec, backups: true }, nodes), /bench\/pg: backups asked for/);
+  });
+
+  it('asks for a Backup through the barmanObjectStore', () => {
+    assert.deepEqual(backupManifest('bench', 'pg', 'peers-1').spec, {
+      cluster: { name: 'pg' },
+      method: 'barmanObjectStore',
+    });
   });
 });

@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { buildImages, cacheRoot } from '@kanri/testenv';
 import { queryOnce } from '../../failover/writer.mjs';
 import {
+  BACKUP_PREFIX,
   BARMAN_VERSION,
+  backupManifest,
   CNPG_VERSION,
   clusterManifest,
   MANIFEST_FILE,
@@ -24,6 +26,7 @@ import {
   PG_WHEEL,
   POSTGRES_IMAGES,
   promotePatch,
+  S3_SECRET,
   toYamlStream,
 } from './manifests.mjs';
 
@@ -134,9 +137,32 @@ async function until(what, check, timeoutMs, everyMs = 500) {
 const isReady = (/** @type {any} */ pod) =>
   pod.status?.conditions?.some((/** @type {any} */ c) => c.type === 'Ready' && c.status === 'True') === true;
 
+/** The S3 keys and region as the barmanObjectStore's selectors name them, and the server's CA. */
+async function s3Secret(/** @type {import('../system.mjs').PeerEnv} */ env, /** @type {string} */ namespace, s3) {
+  await env.client
+    .resource('v1', 'Secret')
+    .create(
+      {
+        metadata: { name: S3_SECRET, namespace },
+        stringData: {
+          ACCESS_KEY_ID: s3.accessKeyId,
+          ACCESS_SECRET_KEY: s3.secretAccessKey,
+          REGION: s3.region,
+          'ca.crt': s3.caPem,
+        },
+      },
+      { namespace },
+    )
+    .catch((/** @type {Error} */ error) => {
+      if (!/AlreadyExists|already exists/.test(error.message)) throw error;
+    });
+}
+
 /** @type {import('../system.mjs').PeerSystem} */
 export const system = {
   name: 'cloudnative-pg',
+
+  backupPrefix: (spec) => `${BACKUP_PREFIX}${spec.name}/`,
 
   async prepare({ log }) {
     const manager = await ensureManager(log);
@@ -210,9 +236,11 @@ export const system = {
     const clusters = client.resource(CLUSTER_API, 'Cluster');
     const pods = client.resource('v1', 'Pod');
     const { namespace, name } = spec;
-    await clusters.create(clusterManifest(spec, { imageName: POSTGRES_IMAGES[0], instanceNodes: env.instanceNodes }), {
-      namespace,
-    });
+    if ((spec.backups || spec.restoreFrom) && env.s3) await s3Secret(env, namespace, env.s3);
+    await clusters.create(
+      clusterManifest(spec, { imageName: POSTGRES_IMAGES[0], instanceNodes: env.instanceNodes, s3: env.s3 }),
+      { namespace },
+    );
     /** @returns {Promise<any>} */
     const get = () => clusters.get(name, { namespace });
     const instancePods = async () =>
@@ -289,6 +317,21 @@ export const system = {
       },
       async instancePods() {
         return (await instancePods()).map((p) => p.metadata?.name ?? '').sort();
+      },
+      async backup(backupName) {
+        const backups = client.resource(CLUSTER_API, 'Backup');
+        await backups.create(backupManifest(namespace, name, backupName), { namespace });
+        const done = await until(
+          `Backup ${namespace}/${backupName} completed`,
+          async () => {
+            /** @type {any} */
+            const b = await backups.get(backupName, { namespace });
+            return b.status?.phase === 'completed' || b.status?.phase === 'failed' ? b : undefined;
+          },
+          30 * 60_000,
+        );
+        if (done.status.phase === 'failed') throw new Error(`Backup ${backupName} failed: ${done.status.error}`);
+        return { systemMs: Date.parse(done.status.stoppedAt) - Date.parse(done.status.startedAt) };
       },
       async delete() {
         await clusters.delete(name, { namespace });

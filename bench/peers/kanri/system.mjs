@@ -10,6 +10,9 @@ import { promisify } from 'node:util';
 import { helmChart } from '../../../packages/api/dist/src/index.js';
 import {
   ANNOTATION,
+  API_VERSION,
+  BACKUP_ANNOTATION,
+  BACKUP_KIND,
   LABEL,
   names,
   PostgresClusterResource,
@@ -26,11 +29,44 @@ const IMAGE = 'ghcr.io/kanri-dev/postgres';
 export const KANRI_IMAGES = [`${IMAGE}:16`, `${IMAGE}:16-b`];
 const OPERATOR_NAMESPACE = postgresOperator.namespace ?? 'postgres-operator';
 
+/** The Secret each backup row's namespace holds: the S3 keys in pgBackRest's form, and the CA. */
+const S3_SECRET = 'peers-s3';
+
+/**
+ * `spec.backups` for the S3 server of bench:peers: pgBackRest's repo1 there (path-style, the
+ * server's CA from the Secret), full backups on request; compression as pgBackRest's defaults.
+ *
+ * @param {import('../system.mjs').PeerS3} s3
+ */
+export function kanriBackups(s3) {
+  return {
+    pgbackrest: {
+      configuration: [{ secret: { name: S3_SECRET } }],
+      global: {
+        'repo1-storage-port': String(s3.port),
+        'repo1-s3-uri-style': 'path',
+        'repo1-storage-ca-file': '/etc/pgbackrest/conf.d/ca.crt',
+      },
+      repos: [{ name: 'repo1', s3: { bucket: s3.bucket, endpoint: s3.host, region: s3.region } }],
+      manual: { repoName: 'repo1', options: ['--type=full'] },
+    },
+  };
+}
+
 /**
  * The PostgresCluster bench:peers runs: `spec.instances` Pods, never two on one node nor on the
  * gateway node, the superuser reachable with a password (the writer and the watcher use it).
+ * With `spec.backups`, its WAL and backups go to `s3`; with `spec.restoreFrom`, it is a clone of
+ * that cluster's repo1.
+ *
+ * @param {import('../system.mjs').ClusterSpec} spec
+ * @param {string} image
+ * @param {readonly string[]} nodes
+ * @param {import('../system.mjs').PeerS3} [s3]
  */
-export function kanriCluster(spec, image, nodes) {
+export function kanriCluster(spec, image, nodes, s3) {
+  if (spec.backups && !s3)
+    throw new Error(`${spec.namespace}/${spec.name}: backups asked for, but the run has no S3 server`);
   return {
     apiVersion: PostgresClusterResource.apiVersion,
     kind: 'PostgresCluster',
@@ -48,8 +84,32 @@ export function kanriCluster(spec, image, nodes) {
         },
       ],
       ha: { ...kanriHa(), failsafeMode: true, ...(spec.synchronous ? { synchronous: { number: 1 } } : {}) },
+      ...(spec.backups && s3 ? { backups: kanriBackups(s3) } : {}),
+      ...(spec.restoreFrom
+        ? { dataSource: { postgresCluster: { clusterName: spec.restoreFrom, repoName: 'repo1' } } }
+        : {}),
     },
   };
+}
+
+/** The S3 keys as pgBackRest reads them from `configuration`, and the CA beside them. */
+async function s3Secret(env, namespace, s3) {
+  await env.client
+    .resource('v1', 'Secret')
+    .create(
+      {
+        // Every cluster of the namespace may project it: the source and the clusters restored from it.
+        metadata: { name: S3_SECRET, namespace, annotations: { [ANNOTATION.allowedClusters]: '*' } },
+        stringData: {
+          's3.conf': `[global]\nrepo1-s3-key=${s3.accessKeyId}\nrepo1-s3-key-secret=${s3.secretAccessKey}\n`,
+          'ca.crt': s3.caPem,
+        },
+      },
+      { namespace },
+    )
+    .catch((error) => {
+      if (!/AlreadyExists|already exists/.test(error.message)) throw error;
+    });
 }
 
 /** @type {import('../system.mjs').PeerSystem} */
@@ -101,6 +161,9 @@ export const kanriSystem = {
     env.log('kanri: operator installed by its Helm chart');
   },
 
+  // The operator places each cluster's repo at /pgbackrest/<namespace>/<name>-<uid>/repo1.
+  backupPrefix: (spec) => `pgbackrest/${spec.namespace}/${spec.name}-`,
+
   async operatorPods(env) {
     const pods = await env.client.resource('v1', 'Pod').list({ namespace: OPERATOR_NAMESPACE });
     return pods.items.map((p) => `${OPERATOR_NAMESPACE}/${p.metadata.name}`);
@@ -111,7 +174,8 @@ export const kanriSystem = {
     const ns = { namespace: spec.namespace };
     const clusters = client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster');
     const pods = client.resource('v1', 'Pod');
-    await clusters.create(kanriCluster(spec, KANRI_IMAGES[0], env.instanceNodes), ns);
+    if (spec.backups && env.s3) await s3Secret(env, spec.namespace, env.s3);
+    await clusters.create(kanriCluster(spec, KANRI_IMAGES[0], env.instanceNodes, env.s3), ns);
     const instancePods = async () =>
       (await pods.list({ ...ns, labelSelector: `${LABEL.cluster}=${spec.name},${LABEL.instance}` })).items;
     const secret = async (key) => {
@@ -182,6 +246,37 @@ export const kanriSystem = {
       },
       async instancePods() {
         return (await instancePods()).map((p) => p.metadata.name);
+      },
+      async backup(name) {
+        const backups = client.resource(API_VERSION, BACKUP_KIND);
+        const ofCluster = async () =>
+          (await backups.list({ ...ns, labelSelector: `${LABEL.cluster}=${spec.name}` })).items;
+        // The repo's stanza first: the operator takes no backup before it exists.
+        await waitFor(
+          `${spec.name}: the pgBackRest stanza`,
+          async () => (await clusters.get(spec.name, ns)).status?.pgbackrest?.repos?.[0]?.stanzaCreated === true,
+          600_000,
+          1_000,
+        );
+        const known = new Set((await ofCluster()).map((b) => b.metadata.name));
+        await clusters.patch(
+          spec.name,
+          { metadata: { annotations: { [BACKUP_ANNOTATION.backup]: name } } },
+          { ...ns, type: 'merge' },
+        );
+        const done = await waitFor(
+          `${spec.name}: the PostgresBackup for ${name} Succeeded`,
+          async () => {
+            const b = (await ofCluster()).find((x) => !known.has(x.metadata.name) && x.spec?.trigger === 'annotation');
+            // waitFor takes a throw for "not yet": a failure is returned, and thrown below.
+            return b?.status?.phase === 'Succeeded' || b?.status?.phase === 'Failed' ? b : undefined;
+          },
+          30 * 60_000,
+          500,
+        );
+        if (done.status.phase === 'Failed')
+          throw new Error(`backup ${done.metadata.name} failed: ${done.status.message}`);
+        return { systemMs: Date.parse(done.status.completedAt) - Date.parse(done.status.startedAt) };
       },
       async delete() {
         await clusters.delete(spec.name, ns).catch(() => {});

@@ -71,6 +71,10 @@ async function poll(what, check, timeoutMs, intervalMs = 1_000) {
 export const system = {
   name: 'patroni',
 
+  backupsUnsupported:
+    'Patroni has no backup or restore of its own: it calls the tool a team sets up (pgBackRest, WAL-G, barman) through ' +
+    'archive_command, create_replica_methods and a custom bootstrap, so there is no Patroni figure to compare',
+
   async prepare({ log }) {
     log(`patroni: building ${IMAGES.primary} and ${IMAGES.alternate} (bench/peers/patroni/Dockerfile)`);
     const built = await buildImages(
