@@ -169,7 +169,9 @@ describe('scheduled backups, in-place PITR and the archive after a change of pri
     );
     assert.match(answer.reason ?? '', /does not lead/);
 
-    await switchWal(env, CLUSTER);
+    // status.primary moves before the primary Service does: until it follows, the Service may
+    // still lead to the former primary, now in recovery, which refuses a WAL switch.
+    await waitFor('a WAL switch through the primary Service', () => switchWal(env, CLUSTER), 60_000, 500);
     const history = `${newTimeline.toString(16).toUpperCase().padStart(8, '0')}.history`;
     await waitFor(
       `${history} and a segment of timeline ${newTimeline} in the repo`,
