@@ -28,7 +28,10 @@ export async function runRolloutTrial(entry, row, trial, { log = () => {}, timeo
       }
     })();
     const startedAt = performance.now();
-    await cluster.rollImage();
+    const { from, to } = await cluster.rollImage();
+    // A roll to the image already running would measure nothing and pass: refuse it.
+    if (!to || from === to) throw new Error(`rollImage asked for ${to}, the image the instances already run`);
+    result.images = [from, to];
     await cluster.waitRolled(timeoutMs);
     const rolledAt = performance.now();
     // Writes flow on whatever is primary now, so a gap still open at the end is closed.

@@ -64,8 +64,9 @@
  * @property {() => Promise<WriteTarget>} writeTarget
  * @property {() => Promise<{ pod: string, node: string }>} primary  the current primary as the system says it (its API objects), with its node
  * @property {() => Promise<void>} switchover  asks for a planned switchover to a healthy replica; returns once asked
- * @property {() => Promise<void>} rollImage  starts a rolling update to the system's alternate image (`prepare`'s second tag); returns once asked
- * @property {(timeoutMs: number) => Promise<void>} waitRolled  every instance runs the alternate image and is ready again
+ * @property {() => Promise<{ from: string, to: string }>} rollImage  starts a rolling update from the image the
+ *   instances run to the other of `prepare`'s two tags (so every trial rolls, whichever ran last); returns once asked
+ * @property {(timeoutMs: number) => Promise<void>} waitRolled  every instance runs the image `rollImage` rolled to and is ready again
  * @property {() => Promise<string[]>} instancePods  the names of the cluster's instance Pods
  * @property {() => Promise<void>} delete  removes the cluster and its volumes
  * @property {(name: string) => Promise<{ systemMs: number | null }>} [backup]  asks for a full

@@ -258,6 +258,8 @@ export const system = {
         database: 'postgres',
       };
     };
+    /** The image the last rollImage asked for. @type {string | undefined} */
+    let rolledTo;
     /** Ready as CNPG says it (every instance ready, phase healthy) and with its instances' Pods Ready. */
     const healthy = async (/** @type {string | undefined} */ image) => {
       const cluster = await get();
@@ -306,14 +308,14 @@ export const system = {
         await clusters.patchStatus(name, promotePatch(cluster, target, new Date()), { namespace, type: 'merge' });
       },
       async rollImage() {
-        await clusters.patch(name, { spec: { imageName: POSTGRES_IMAGES[1] } }, { namespace, type: 'merge' });
+        const from = (await get()).spec?.imageName ?? POSTGRES_IMAGES[0];
+        rolledTo = POSTGRES_IMAGES.find((i) => i !== from) ?? POSTGRES_IMAGES[0];
+        await clusters.patch(name, { spec: { imageName: rolledTo } }, { namespace, type: 'merge' });
+        return { from, to: rolledTo };
       },
       async waitRolled(timeoutMs) {
-        await until(
-          `Cluster ${namespace}/${name} on ${POSTGRES_IMAGES[1]}`,
-          () => healthy(POSTGRES_IMAGES[1]),
-          timeoutMs,
-        );
+        const image = rolledTo ?? POSTGRES_IMAGES[1];
+        await until(`Cluster ${namespace}/${name} on ${image}`, () => healthy(image), timeoutMs);
       },
       async instancePods() {
         return (await instancePods()).map((p) => p.metadata?.name ?? '').sort();

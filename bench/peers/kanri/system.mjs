@@ -229,8 +229,9 @@ export const kanriSystem = {
       },
       async rollImage() {
         const current = (await clusters.get(spec.name, ns)).spec.image;
-        const next = KANRI_IMAGES.find((i) => i !== current);
+        const next = KANRI_IMAGES.find((i) => i !== current) ?? KANRI_IMAGES[0];
         await clusters.patch(spec.name, { spec: { image: next } }, { ...ns, type: 'merge' });
+        return { from: current, to: next };
       },
       async waitRolled(timeoutMs) {
         const image = (await clusters.get(spec.name, ns)).spec.image;

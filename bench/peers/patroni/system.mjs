@@ -117,6 +117,8 @@ export const system = {
 
     const pods = client.resource('v1', 'Pod');
     const listPods = async () => (await pods.list({ namespace, labelSelector })).items;
+    /** The image the last rollImage asked for. @type {string | undefined} */
+    let rolledTo;
     const target = async () => {
       const service = await client.resource('v1', 'Service').get(name, { namespace });
       const ip = service.spec?.clusterIP;
@@ -186,18 +188,21 @@ export const system = {
       },
 
       async rollImage() {
-        await client
-          .resource('apps/v1', 'StatefulSet')
-          .patch(
-            name,
-            { spec: { template: { spec: { containers: [{ name: 'patroni', image: IMAGES.alternate }] } } } },
-            { namespace, type: 'strategic' },
-          );
+        const sets = client.resource('apps/v1', 'StatefulSet');
+        const from =
+          (await sets.get(name, { namespace })).spec?.template?.spec?.containers?.[0]?.image ?? IMAGES.primary;
+        rolledTo = from === IMAGES.alternate ? IMAGES.primary : IMAGES.alternate;
+        await sets.patch(
+          name,
+          { spec: { template: { spec: { containers: [{ name: 'patroni', image: rolledTo }] } } } },
+          { namespace, type: 'strategic' },
+        );
+        return { from, to: rolledTo };
       },
 
       async waitRolled(timeoutMs) {
         await poll(
-          `patroni ${namespace}/${name} rolled to ${IMAGES.alternate}`,
+          `patroni ${namespace}/${name} rolled to ${rolledTo ?? IMAGES.alternate}`,
           async () => {
             const set = await client.resource('apps/v1', 'StatefulSet').get(name, { namespace });
             const s = set.status ?? {};
@@ -208,7 +213,9 @@ export const system = {
               s.readyReplicas !== spec.instances
             )
               return `StatefulSet: ${s.updatedReplicas ?? 0} updated, ${s.readyReplicas ?? 0} ready`;
-            const stale = (await listPods()).filter((p) => p.spec?.containers?.[0]?.image !== IMAGES.alternate);
+            const stale = (await listPods()).filter(
+              (p) => p.spec?.containers?.[0]?.image !== (rolledTo ?? IMAGES.alternate),
+            );
             if (stale.length) return `still on the old image: ${stale.map((p) => p.metadata.name).join(', ')}`;
             return ready();
           },
