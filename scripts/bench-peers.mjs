@@ -7,6 +7,7 @@
 // bench/peers/rows.mjs and bench/README.md. The last line of stdout is one JSON object.
 // Run as root with `npm run bench:peers [-- --quick] [--rows 1,2,4] [--trials 3] [--systems kanri,cloudnative-pg,patroni]`.
 import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import { createBrainTable, SplitBrainWatcher } from '../bench/failover/split-brain.mjs';
 import { createProbeTable } from '../bench/failover/writable-probe.mjs';
@@ -83,6 +84,26 @@ let client;
 const running = { async: new Map(), sync: new Map() };
 let stopping = false;
 
+/**
+ * Creates a cluster through `create`, again while the API server refuses it with a server error:
+ * a peer's admission webhook may not answer for a while after a node came back (its operator
+ * restarting on it), which says nothing about the next row. Other errors, or 3 minutes of these,
+ * are thrown.
+ */
+async function createWithRetry(what, create) {
+  const deadline = performance.now() + 180_000;
+  for (;;) {
+    try {
+      return await create();
+    } catch (error) {
+      const transient = (error.statusCode ?? 0) >= 500 || /failed calling webhook/.test(error.message);
+      if (!transient || performance.now() > deadline || stopping) throw error;
+      log(`${what}: ${error.message.split('\n')[0].slice(0, 200)}; trying again in 5 s`);
+      await sleep(5_000);
+    }
+  }
+}
+
 async function ensureNamespace(env, name) {
   await env.client
     .resource('v1', 'Namespace')
@@ -103,7 +124,9 @@ async function startCluster(env, system, mode) {
   await ensureNamespace(env, spec.namespace);
   log(`${system.name}: creating a 3-instance ${mode} cluster in ${spec.namespace}`);
   const started = performance.now();
-  const cluster = await system.createCluster(env, spec);
+  const cluster = await createWithRetry(`${system.name}: creating ${spec.namespace}/${spec.name}`, () =>
+    system.createCluster(env, spec),
+  );
   await cluster.waitReady(15 * 60_000);
   log(`${system.name}: ${mode} cluster Ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const target = await cluster.writeTarget();
@@ -170,7 +193,9 @@ async function startBackupSources(env) {
     try {
       await ensureNamespace(env, spec.namespace);
       log(`${system.name}: creating a 1-instance cluster archiving to s3://${BUCKET} in ${spec.namespace}`);
-      const cluster = await system.createCluster(env, spec);
+      const cluster = await createWithRetry(`${system.name}: creating ${spec.namespace}/${spec.name}`, () =>
+        system.createCluster(env, spec),
+      );
       await cluster.waitReady(15 * 60_000);
       const loaded = await loadBulk(await cluster.writeTarget(), { log, name: system.name });
       sources.set(system.name, { system, cluster, spec, loaded });
