@@ -51,6 +51,7 @@ export class Writer extends AckLog {
   #seq = 0;
   #client;
   #address;
+  #server;
   #paused = true;
   #stopped = false;
   #loop;
@@ -92,6 +93,7 @@ export class Writer extends AckLog {
     const client = this.#client;
     this.#client = undefined;
     this.#address = undefined;
+    this.#server = undefined;
     // end() on a connection the server reset may never settle: do not wait for it for long.
     if (client) await Promise.race([client.end().catch(() => {}), sleep(200)]);
   }
@@ -107,9 +109,13 @@ export class Writer extends AckLog {
       try {
         this.#client = await connectTo(address, this.#credentials);
         this.#address = address;
+        // Behind a Service the address is the same for every member: the server's own address
+        // names which one acknowledged, so a lost commit can be traced to the member that had it.
+        this.#server = (await this.#client.query('select host(inet_server_addr()) as server')).rows[0]?.server;
         return true;
       } catch {
         this.failures++;
+        await this.#disconnect();
       }
     }
     return false;
@@ -131,7 +137,7 @@ export class Writer extends AckLog {
       const trial = this.trial;
       try {
         await this.#client.query(`insert into ${TABLE} (trial, seq) values ($1, $2)`, [trial, seq]);
-        this.acks.push({ trial, seq, at: performance.now(), address: this.#address });
+        this.acks.push({ trial, seq, at: performance.now(), address: this.#address, server: this.#server });
       } catch {
         // Not acknowledged: its fate is unknown, so it is never counted as lost.
         this.failures++;
@@ -148,10 +154,24 @@ export class Writer extends AckLog {
  * lost.
  */
 export async function lostCommits(writer, trial, address, credentials) {
-  const rows = await queryOnce(address, credentials, `select seq from ${TABLE} where trial = $1`, [trial]);
-  const present = new Set(rows.map((r) => Number(r.seq)));
-  return writer
-    .acksOf(trial)
-    .filter((a) => !present.has(a.seq))
-    .map((a) => a.seq);
+  return (await checkCommits(writer, trial, address, credentials)).lost.map((a) => a.seq);
+}
+
+/**
+ * `lostCommits` with what a reader needs to trust it: the acknowledgements missing (each with the
+ * server that gave it), and which server answered the check and whether it was in recovery (a
+ * check answered by a standby would count its lag as loss).
+ */
+export async function checkCommits(writer, trial, address, credentials) {
+  const client = await connectTo(address, credentials);
+  try {
+    const [{ server, recovery }] = (
+      await client.query('select host(inet_server_addr()) as server, pg_is_in_recovery() as recovery')
+    ).rows;
+    const rows = (await client.query(`select seq from ${TABLE} where trial = $1`, [trial])).rows;
+    const present = new Set(rows.map((r) => Number(r.seq)));
+    return { lost: writer.acksOf(trial).filter((a) => !present.has(a.seq)), server, inRecovery: recovery };
+  } finally {
+    await Promise.race([client.end().catch(() => {}), sleep(1_000)]);
+  }
 }

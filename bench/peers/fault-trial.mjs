@@ -7,13 +7,15 @@
 // - clientMs: when the client's writes resumed after that gap;
 // - writableMs: the first write another member acknowledged to the probe (null: none did);
 // - endpointMs: when the read-write Service's EndpointSlices first listed another ready address;
-// - lost: acknowledged commits of the trial that the primary at the end lacks;
+// - lost: acknowledged commits of the trial that the primary at the end lacks, counted by the
+//   member that acknowledged them (lostBy), with the member that answered the check (checkedOn)
+//   and what each standby had replayed when the fault came (standbysAtFault);
 // - primaryChanged, splitBrain (moments two members took writes), blindSpans.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isProcessAlive } from '../../packages/testenv/dist/src/index.js';
 import { round1 } from '../../scripts/bench-stats.mjs';
 import { WritableProbe } from '../failover/writable-probe.mjs';
-import { lostCommits } from '../failover/writer.mjs';
+import { checkCommits, queryOnce } from '../failover/writer.mjs';
 import { longestGap } from '../failures/gaps.mjs';
 import { serviceAt, watchEndpoints } from './endpoint-watch.mjs';
 import { killPostmaster, podProcesses } from './pod-processes.mjs';
@@ -28,18 +30,52 @@ async function until(condition, timeoutMs) {
 }
 
 /**
- * `lostCommits` through the read-write Service, tried for up to 30 s: the Service may be between
- * primaries for a moment even after writes resumed (a former primary's Pod coming back).
+ * `checkCommits` through the read-write Service, tried for up to 30 s: the Service may be between
+ * primaries for a moment even after writes resumed (a former primary's Pod coming back). A check
+ * answered by a standby is tried again: its lag is no loss.
  */
 export async function lostCommitsSoon(writer, trial, target) {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await lostCommits(writer, trial, target.address, target);
+      const check = await checkCommits(writer, trial, target.address, target);
+      if (check.inRecovery) throw new Error(`the lost-commit check reached ${check.server}, a standby`);
+      return check;
     } catch (error) {
       if (attempt >= 30) throw error;
       await sleep(1_000);
     }
   }
+}
+
+/** Lost acknowledgements counted by the member that gave them, named by `podAt` (pure). */
+export function lostByMember(lost, podAt) {
+  const counts = {};
+  for (const a of lost) {
+    const member = podAt[a.server] ?? a.server ?? 'unknown';
+    counts[member] = (counts[member] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/**
+ * What each standby had replayed, as the primary at `address` sees it: a lost commit in async
+ * mode is one no standby had, so this says whether the loss was a moment's lag or a standby that
+ * was not streaming at all.
+ */
+async function standbysOf(address, credentials, podAt) {
+  const rows = await queryOnce(
+    address,
+    credentials,
+    `select host(client_addr) as addr, state, sync_state,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint as behind
+       from pg_stat_replication`,
+  );
+  return rows.map((r) => ({
+    member: podAt[r.addr] ?? r.addr,
+    state: r.state,
+    sync: r.sync_state,
+    replayBehindBytes: r.behind == null ? null : Number(r.behind),
+  }));
 }
 
 /** The longest gap between acknowledgements around `from`, with where it ended (pure). */
@@ -143,10 +179,11 @@ export async function runFaultTrial(
     result.primary = old.pod;
     const pods = env.client.resource('v1', 'Pod');
     const others = [];
+    const podAt = {};
     for (const name of await cluster.instancePods()) {
-      if (name === old.pod) continue;
       const ip = (await pods.get(name, { namespace: spec.namespace })).status?.podIP;
-      if (ip) others.push(`${ip}:5432`);
+      if (ip) podAt[ip] = name;
+      if (ip && name !== old.pod) others.push(`${ip}:5432`);
     }
     writer.resume(trial);
     const warm = performance.now();
@@ -157,6 +194,10 @@ export async function runFaultTrial(
     entry.serviceName ??= await serviceAt(env.client, spec.namespace, entry.target.address.split(':')[0]);
     endpoints = watchEndpoints(env.client, spec.namespace, entry.serviceName);
     await sleep(500); // the probe's connections open
+    if (oldIp)
+      result.standbysAtFault = await standbysOf(`${oldIp}:5432`, entry.target, podAt).catch((error) => ({
+        error: error.message,
+      }));
     const injectedAt = performance.now();
     const fault = await FAULTS[row.key]({ env, ns: spec.namespace, old, cluster });
     restore = fault.restore;
@@ -189,10 +230,12 @@ export async function runFaultTrial(
     const after = await primarySoon(cluster);
     result.primaryAfter = after.pod;
     result.primaryChanged = after.pod !== old.pod;
-    const lost = await lostCommitsSoon(writer, trial, entry.target);
+    const check = await lostCommitsSoon(writer, trial, entry.target);
     result.acked = writer.acksOf(trial).length;
-    result.lost = lost.length;
-    result.lostSeqs = lost.slice(0, 20);
+    result.lost = check.lost.length;
+    result.lostSeqs = check.lost.slice(0, 20).map((a) => a.seq);
+    result.lostBy = lostByMember(check.lost, podAt);
+    result.checkedOn = podAt[check.server] ?? check.server;
     result.splitBrain = watcher.violations().filter((v) => v.at >= injectedAt - 1_000 && v.at <= end);
     result.blindSpans = watcher.blindSpans(injectedAt - 1_000, end);
     result.ok = true;
@@ -203,6 +246,11 @@ export async function runFaultTrial(
         `Service endpoints moved ${s(result.endpointMs)}; ` +
         `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments`,
     );
+    if (result.lost > 0)
+      log(
+        `    lost by member ${JSON.stringify(result.lostBy)}, checked on ${result.checkedOn}; ` +
+          `standbys at the fault ${JSON.stringify(result.standbysAtFault)}`,
+      );
   } catch (error) {
     result.error = error.message;
     log(`  ${system.name} row ${row.row} trial ${trial}: FAILED: ${error.message}`);

@@ -54,9 +54,10 @@ export async function runRolloutTrial(entry, row, trial, { log = () => {}, timeo
     );
     result.primaryChanges = primaries.length - 1;
     result.primaries = primaries;
-    const lost = await lostCommitsSoon(writer, trial, entry.target);
+    const { lost, server } = await lostCommitsSoon(writer, trial, entry.target);
     result.acked = writer.acksOf(trial).length;
     result.lost = lost.length;
+    result.checkedOn = server;
     result.splitBrain = watcher.violations().filter((v) => v.at >= startedAt && v.at <= end);
     result.blindSpans = watcher.blindSpans(startedAt, end);
     result.ok = true;

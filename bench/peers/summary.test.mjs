@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readyAddresses } from './endpoint-watch.mjs';
-import { gapAround } from './fault-trial.mjs';
+import { gapAround, lostByMember } from './fault-trial.mjs';
 import { findPostmaster } from './pod-processes.mjs';
 import { PEER_ROWS, parseRows } from './rows.mjs';
 import { formatTable, pairAgainstKanri, runStatus, summarizeTrials } from './summary.mjs';
@@ -76,6 +76,16 @@ test('the gap around a fault ends at the first acknowledgement after it', () => 
   assert.deepEqual(gapAround([0, 10, 20, 500, 510], 15, 600), { gap: 480, endedAt: 500 });
   // Still open at the end: no acknowledgement ended it.
   assert.deepEqual(gapAround([0, 10], 15, 600), { gap: 590, endedAt: null });
+});
+
+test('lost commits are counted by the member that acknowledged them, named by its Pod', () => {
+  const lost = [
+    { seq: 1, server: '10.0.0.5' },
+    { seq: 2, server: '10.0.0.5' },
+    { seq: 3, server: '10.0.0.7' },
+    { seq: 4 },
+  ];
+  assert.deepEqual(lostByMember(lost, { '10.0.0.5': 'peers-1' }), { 'peers-1': 2, '10.0.0.7': 1, unknown: 1 });
 });
 
 test('the postmaster is the one postgres whose parent is not postgres', () => {
