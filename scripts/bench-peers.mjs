@@ -282,8 +282,8 @@ try {
                 ? await runFaultTrial(env, entry, row, tag, { log })
                 : await runRolloutTrial(entry, row, tag, { log });
             results[system.name].push(result);
-            if (result.healError) {
-              log(`  ${system.name}: did not heal (${result.healError}); creating its cluster anew`);
+            if (result.healError || result.startError) {
+              log(`  ${system.name}: did not heal (${result.healError ?? result.startError}); creating its cluster anew`);
               await stopCluster(mode, system.name);
               await startCluster(env, system, mode);
             }
@@ -323,9 +323,12 @@ try {
       for (let trial = 1; trial <= trials && !stopping; trial++)
         for (const system of orderFor(trial)) {
           try {
-            const readyMs = await timeOneCluster(env, system, trial, 3);
-            log(`  ${system.name} row 7 trial ${trial}: Ready in ${(readyMs / 1000).toFixed(1)} s`);
-            results[system.name].push({ ok: true, readyMs });
+            const { readyMs, pods } = await timeOneCluster(env, system, trial, 3);
+            const stages = pods.map((p) => `${p.pod} ${p.created}→${p.PodScheduled}→${p.ContainersReady}`).join(', ');
+            log(
+              `  ${system.name} row 7 trial ${trial}: Ready in ${(readyMs / 1000).toFixed(1)} s (Pods created→scheduled→ready, s: ${stages})`,
+            );
+            results[system.name].push({ ok: true, readyMs, pods });
           } catch (error) {
             log(`  ${system.name} row 7 trial ${trial}: FAILED: ${error.message}`);
             results[system.name].push({ ok: false, error: error.message });
@@ -351,6 +354,7 @@ try {
         }
       }
       entry.paired = pairAgainstKanri(results, 'ready');
+      entry.trialResults = results;
       report.push(entry);
     } else if (row.kind === 'memory') {
       const entry = { row: row.row, key: row.key, title: row.title, kind: row.kind };

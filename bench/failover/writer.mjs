@@ -89,6 +89,17 @@ export class Writer extends AckLog {
     await this.#disconnect();
   }
 
+  /**
+   * Each failed attempt with what failed: a refused connection costs a retry, a connection to an
+   * address nobody answers costs the whole connect timeout, and a gap's length is one or the other.
+   */
+  errors = [];
+
+  #failed(step, error) {
+    this.failures++;
+    this.errors.push({ at: performance.now(), step, reason: error?.code ?? String(error?.message).slice(0, 60) });
+  }
+
   async #disconnect() {
     const client = this.#client;
     this.#client = undefined;
@@ -113,8 +124,8 @@ export class Writer extends AckLog {
         // names which one acknowledged, so a lost commit can be traced to the member that had it.
         this.#server = (await this.#client.query('select host(inet_server_addr()) as server')).rows[0]?.server;
         return true;
-      } catch {
-        this.failures++;
+      } catch (error) {
+        this.#failed('connect', error);
         await this.#disconnect();
       }
     }
@@ -138,9 +149,9 @@ export class Writer extends AckLog {
       try {
         await this.#client.query(`insert into ${TABLE} (trial, seq) values ($1, $2)`, [trial, seq]);
         this.acks.push({ trial, seq, at: performance.now(), address: this.#address, server: this.#server });
-      } catch {
+      } catch (error) {
         // Not acknowledged: its fate is unknown, so it is never counted as lost.
-        this.failures++;
+        this.#failed('insert', error);
         await this.#disconnect();
         await sleep(20);
       }

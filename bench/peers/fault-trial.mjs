@@ -35,16 +35,33 @@ async function until(condition, timeoutMs) {
  * answered by a standby is tried again: its lag is no loss.
  */
 export async function lostCommitsSoon(writer, trial, target) {
+  const retried = [];
   for (let attempt = 0; ; attempt++) {
     try {
       const check = await checkCommits(writer, trial, target.address, target);
       if (check.inRecovery) throw new Error(`the lost-commit check reached ${check.server}, a standby`);
-      return check;
+      return { ...check, retried };
     } catch (error) {
       if (attempt >= 30) throw error;
+      retried.push(error.message);
       await sleep(1_000);
     }
   }
+}
+
+/**
+ * The client's failed attempts between `from` and `to` (pure): how many of each kind, and the
+ * first few with their time after `from`, which says what filled a gap (refusals retried at once,
+ * or connect timeouts to an address nobody answered).
+ */
+export function clientErrors(errors, from, to, first = 8) {
+  const within = errors.filter((e) => e.at >= from && e.at <= to);
+  const counts = {};
+  for (const e of within) counts[`${e.step} ${e.reason}`] = (counts[`${e.step} ${e.reason}`] ?? 0) + 1;
+  return {
+    counts,
+    first: within.slice(0, first).map((e) => ({ ms: round1(e.at - from), step: e.step, reason: e.reason })),
+  };
 }
 
 /** Lost acknowledgements counted by the member that gave them, named by `podAt` (pure). */
@@ -94,6 +111,9 @@ export function gapAround(times, from, to) {
   return { gap, endedAt: null };
 }
 
+/** How long a node-loss trial waits for a new primary and for the client's writes. */
+export const NODE_LOSS_SETTLE_MS = 480_000;
+
 /**
  * The fault of each row: `inject` returns `restore` (undo it after the trial) and `done` (the
  * fault has run its course: until then, writes the old primary still takes, as a Pod draining
@@ -117,7 +137,15 @@ const FAULTS = {
     const node = env.cp.realNodes.find((n) => n.name === old.node);
     if (!node) throw new Error(`the primary ${old.pod} is not on a real node (${old.node})`);
     await node.powerOff();
-    return { restore: () => node.powerOn(), done: primaryMoved(cluster, old), lostNode: node.name };
+    return {
+      restore: () => node.powerOn(),
+      done: primaryMoved(cluster, old),
+      lostNode: node.name,
+      // An operator that went down with the node comes back only after its own Pod's eviction
+      // (300 s of toleration for an unreachable node) and then fails over: the row waits for
+      // that, so it is measured, not cut off.
+      settleMs: NODE_LOSS_SETTLE_MS,
+    };
   },
   'postgres-killed': async ({ env, ns, old }) => {
     const pod = await env.client.resource('v1', 'Pod').get(old.pod, { namespace: ns });
@@ -145,6 +173,57 @@ export async function primarySoon(cluster) {
   }
 }
 
+/** How long a cluster must stay Ready, on one primary, before a trial starts on it. */
+export const STEADY_MS = 10_000;
+
+/** Standbys the primary behind the read-write Service streams to now. */
+async function streamingStandbys(target) {
+  const rows = await queryOnce(
+    target.address,
+    target,
+    "select count(*)::int as n from pg_stat_replication where state = 'streaming'",
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Ready now, every standby streaming, and the same still true on the same primary `holdMs` later.
+ * A system's own Ready can run ahead of its standbys (one still rewinding or not yet connected),
+ * and a node powered on again can leave stale Pod and cluster status for a moment; a power-off in
+ * one system's trial is also a fault for the others' instances on that node. A trial started then
+ * measures the tail of the last one, on fewer standbys than it names.
+ *
+ * @param entry the system's running cluster: { cluster, spec, target }
+ */
+export async function waitSteady({ cluster, spec, target }, timeoutMs, holdMs = STEADY_MS) {
+  const deadline = performance.now() + timeoutMs;
+  const standbys = spec.instances - 1;
+  /** The primary when Ready with every standby streaming; otherwise throws why not. */
+  const steadyNow = async () => {
+    await cluster.waitReady(Math.max(1_000, deadline - performance.now()));
+    const streaming = await streamingStandbys(target);
+    if (streaming < standbys) throw new Error(`${streaming} of ${standbys} standbys streaming`);
+    return primarySoon(cluster);
+  };
+  for (;;) {
+    let reason;
+    try {
+      const before = await steadyNow();
+      await sleep(holdMs);
+      const after = await steadyNow();
+      if (after.pod === before.pod) return before;
+      reason = `the primary moved from ${before.pod} to ${after.pod}`;
+    } catch (error) {
+      reason = error.message;
+    }
+    if (performance.now() > deadline)
+      throw new Error(
+        `not Ready with every standby streaming for ${holdMs / 1000} s within ${timeoutMs / 1000} s: ${reason}`,
+      );
+    await sleep(1_000);
+  }
+}
+
 async function operatorOn(env, system, node) {
   for (const full of await system.operatorPods(env)) {
     const [namespace, name] = full.split('/');
@@ -166,7 +245,7 @@ export async function runFaultTrial(
   entry,
   row,
   trial,
-  { log = () => {}, settleMs = 180_000, healMs = 600_000 } = {},
+  { log = () => {}, settleMs = 180_000, healMs = 300_000 } = {},
 ) {
   const { system, cluster, spec, writer, watcher } = entry;
   const result = { system: system.name, row: row.row, trial, ok: false };
@@ -174,8 +253,11 @@ export async function runFaultTrial(
   const probe = { current: undefined };
   let endpoints;
   try {
-    await cluster.waitReady(healMs);
-    const old = await primarySoon(cluster);
+    const old = await waitSteady(entry, healMs).catch((error) => {
+      // Not healed from an earlier trial (its own or another system's on a shared node).
+      result.startError = error.message;
+      throw error;
+    });
     result.primary = old.pod;
     const pods = env.client.resource('v1', 'Pod');
     const others = [];
@@ -204,15 +286,16 @@ export async function runFaultTrial(
     // An operator that went down with the node waits for its own Pod's eviction (300 s) first.
     if (fault.lostNode) result.operatorOnLostNode = await operatorOn(env, system, fault.lostNode);
     result.injectMs = round1(performance.now() - injectedAt);
-    if (fault.done && !(await until(fault.done, settleMs)))
-      throw new Error(`the ${row.key} fault did not run its course within ${settleMs / 1000} s`);
+    const settle = fault.settleMs ?? settleMs;
+    if (fault.done && !(await until(fault.done, settle)))
+      throw new Error(`the ${row.key} fault did not run its course within ${settle / 1000} s`);
     const doneAt = performance.now();
     // Writes flow again: a client acknowledgement after the fault ran its course, and recent.
     const flowing = await until(() => {
       const last = writer.acks.at(-1);
       return last && last.at > Math.max(injectedAt + 50, doneAt) && performance.now() - last.at < 500;
-    }, settleMs);
-    if (!flowing) throw new Error(`the client's writes did not resume within ${settleMs / 1000} s`);
+    }, settle);
+    if (!flowing) throw new Error(`the client's writes did not resume within ${settle / 1000} s`);
     await sleep(1_000);
     await writer.pause();
     const end = performance.now();
@@ -222,6 +305,7 @@ export async function runFaultTrial(
       end,
     );
     result.clientGapMs = round1(gap);
+    result.clientErrors = clientErrors(writer.errors, injectedAt, end);
     result.clientMs = endedAt == null ? null : round1(endedAt - injectedAt);
     const writable = probe.current.firstAckAfter(injectedAt);
     result.writableMs = writable ? round1(writable.at - injectedAt) : null;
@@ -236,6 +320,8 @@ export async function runFaultTrial(
     result.lostSeqs = check.lost.slice(0, 20).map((a) => a.seq);
     result.lostBy = lostByMember(check.lost, podAt);
     result.checkedOn = podAt[check.server] ?? check.server;
+    // Answers refused before the one counted (a standby behind the Service, no connection).
+    if (check.retried.length > 0) result.checkRetried = check.retried;
     result.splitBrain = watcher.violations().filter((v) => v.at >= injectedAt - 1_000 && v.at <= end);
     result.blindSpans = watcher.blindSpans(injectedAt - 1_000, end);
     result.ok = true;

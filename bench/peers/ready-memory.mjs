@@ -42,11 +42,34 @@ export async function instanceOverheads(env, cluster, namespace) {
   return out;
 }
 
-/** Row 7's first half: one cluster of `instances`, from the create request to Ready (ms). */
+const CONDITIONS = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'];
+
+/**
+ * Where a Pod's time to Ready went, in seconds after `startedWallMs` (pure): created, then each
+ * condition's last transition to True. The API keeps whole seconds, so each figure is ±1 s: enough
+ * to say which stage one system spends its seconds in, not to rank two systems by it.
+ */
+export function podTimeline(pod, startedWallMs) {
+  const at = (/** @type {string | undefined} */ t) =>
+    t ? Math.round((Date.parse(t) - startedWallMs) / 100) / 10 : null;
+  const out = { pod: pod.metadata?.name, created: at(pod.metadata?.creationTimestamp) };
+  for (const type of CONDITIONS) {
+    const c = (pod.status?.conditions ?? []).find((x) => x.type === type && x.status === 'True');
+    out[type] = at(c?.lastTransitionTime);
+  }
+  return out;
+}
+
+/**
+ * Row 7's first half: one cluster of `instances`, from the create request to Ready. Returns
+ * `{ readyMs, pods }`, `pods` being each instance Pod's `podTimeline` (the stages it spent the
+ * time in).
+ */
 export async function timeOneCluster(env, system, trial, instances, { timeoutMs = 15 * 60_000 } = {}) {
   const namespace = `peers-ready-${system.name}-${trial}`;
   await createNamespace(env, namespace);
   try {
+    const startedWall = Date.now();
     const started = performance.now();
     const cluster = await system.createCluster(env, {
       name: 'ready',
@@ -56,9 +79,12 @@ export async function timeOneCluster(env, system, trial, instances, { timeoutMs 
       storage: '1Gi',
     });
     await cluster.waitReady(timeoutMs);
-    const ms = round1(performance.now() - started);
+    const readyMs = round1(performance.now() - started);
+    const pods = [];
+    for (const name of await cluster.instancePods())
+      pods.push(podTimeline(await env.client.resource('v1', 'Pod').get(name, { namespace }), startedWall));
     await cluster.delete();
-    return ms;
+    return { readyMs, pods };
   } finally {
     await deleteNamespace(env, namespace);
   }

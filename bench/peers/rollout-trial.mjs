@@ -5,15 +5,14 @@
 // longer gap).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { round1 } from '../../scripts/bench-stats.mjs';
-import { gapAround, lostCommitsSoon, primarySoon } from './fault-trial.mjs';
+import { gapAround, lostCommitsSoon, waitSteady } from './fault-trial.mjs';
 
 export async function runRolloutTrial(entry, row, trial, { log = () => {}, timeoutMs = 15 * 60_000 } = {}) {
   const { system, cluster, writer, watcher } = entry;
   const result = { system: system.name, row: row.row, trial, ok: false };
   let watching = true;
   try {
-    await cluster.waitReady(timeoutMs);
-    const primaries = [(await primarySoon(cluster)).pod];
+    const primaries = [(await waitSteady(entry, timeoutMs)).pod];
     writer.resume(trial);
     const warm = performance.now();
     while (!writer.firstAckAfter(warm) || performance.now() - warm < 2_000) {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readyAddresses } from './endpoint-watch.mjs';
-import { gapAround, lostByMember } from './fault-trial.mjs';
+import { clientErrors, gapAround, lostByMember } from './fault-trial.mjs';
 import { findPostmaster } from './pod-processes.mjs';
+import { podTimeline } from './ready-memory.mjs';
 import { PEER_ROWS, parseRows } from './rows.mjs';
 import { formatTable, pairAgainstKanri, runStatus, summarizeTrials } from './summary.mjs';
 
@@ -86,6 +87,49 @@ test('lost commits are counted by the member that acknowledged them, named by it
     { seq: 4 },
   ];
   assert.deepEqual(lostByMember(lost, { '10.0.0.5': 'peers-1' }), { 'peers-1': 2, '10.0.0.7': 1, unknown: 1 });
+});
+
+test("the client's failures inside the window are counted by kind, the first ones timed from its start", () => {
+  const errors = [
+    { at: 5, step: 'insert', reason: 'before' },
+    { at: 110, step: 'insert', reason: 'ECONNRESET' },
+    { at: 120, step: 'connect', reason: 'ECONNREFUSED' },
+    { at: 2_130, step: 'connect', reason: 'Connection terminated due to connection timeout' },
+    { at: 2_150, step: 'connect', reason: 'ECONNREFUSED' },
+    { at: 9_000, step: 'insert', reason: 'after' },
+  ];
+  const out = clientErrors(errors, 100, 3_000, 2);
+  assert.deepEqual(out.counts, {
+    'insert ECONNRESET': 1,
+    'connect ECONNREFUSED': 2,
+    'connect Connection terminated due to connection timeout': 1,
+  });
+  assert.deepEqual(out.first, [
+    { ms: 10, step: 'insert', reason: 'ECONNRESET' },
+    { ms: 20, step: 'connect', reason: 'ECONNREFUSED' },
+  ]);
+});
+
+test("a Pod's timeline is each stage's last transition to True, in seconds after the start", () => {
+  const start = Date.parse('2026-12-07T06:00:00Z');
+  const pod = {
+    metadata: { name: 'p-1', creationTimestamp: '2026-12-07T06:00:01Z' },
+    status: {
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-12-07T06:00:02Z' },
+        { type: 'Initialized', status: 'True', lastTransitionTime: '2026-12-07T06:00:04Z' },
+        { type: 'ContainersReady', status: 'False', lastTransitionTime: '2026-12-07T06:00:04Z' },
+      ],
+    },
+  };
+  assert.deepEqual(podTimeline(pod, start), {
+    pod: 'p-1',
+    created: 1,
+    PodScheduled: 2,
+    Initialized: 4,
+    ContainersReady: null,
+    Ready: null,
+  });
 });
 
 test('the postmaster is the one postgres whose parent is not postgres', () => {
