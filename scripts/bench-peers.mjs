@@ -283,7 +283,9 @@ try {
                 : await runRolloutTrial(entry, row, tag, { log });
             results[system.name].push(result);
             if (result.healError || result.startError) {
-              log(`  ${system.name}: did not heal (${result.healError ?? result.startError}); creating its cluster anew`);
+              log(
+                `  ${system.name}: did not heal (${result.healError ?? result.startError}); creating its cluster anew`,
+              );
               await stopCluster(mode, system.name);
               await startCluster(env, system, mode);
             }
