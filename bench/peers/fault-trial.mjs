@@ -64,6 +64,22 @@ export function clientErrors(errors, from, to, first = 8) {
   };
 }
 
+/**
+ * Why a trial's gap is not whole, or null when it is (pure). The window closes 1 s after the
+ * client's writes resume; if the primary the lost-commit check then reaches (`checkedOn`, a Pod
+ * name, undefined when its address is no member's) is not the one the window ended on, the system
+ * moved its primary again after that, and the outage of that second move fell outside the window:
+ * the gap measured would understate the trial.
+ *
+ * @example
+ * gapCutShort('peers-1', 'peers-2'); // 'the primary moved again after the trial's window (peers-1 → peers-2) …'
+ * gapCutShort('peers-1', 'peers-1'); // null
+ */
+export function gapCutShort(primaryAfter, checkedOn) {
+  if (checkedOn == null || checkedOn === primaryAfter) return null;
+  return `the primary moved again after the trial's window (${primaryAfter} → ${checkedOn}): the gap measured there is cut short, so it is left out`;
+}
+
 /** Lost acknowledgements counted by the member that gave them, named by `podAt` (pure). */
 export function lostByMember(lost, podAt) {
   const counts = {};
@@ -320,6 +336,14 @@ export async function runFaultTrial(
     result.lostSeqs = check.lost.slice(0, 20).map((a) => a.seq);
     result.lostBy = lostByMember(check.lost, podAt);
     result.checkedOn = podAt[check.server] ?? check.server;
+    // A gap cut short is no figure: left out of the medians and the pairs, its lost commits kept.
+    const cutShort = gapCutShort(after.pod, podAt[check.server]);
+    if (cutShort) {
+      result.gapCutShort = cutShort;
+      result.windowGapMs = result.clientGapMs;
+      result.clientGapMs = null;
+      result.clientMs = null;
+    }
     // Answers refused before the one counted (a standby behind the Service, no connection).
     if (check.retried.length > 0) result.checkRetried = check.retried;
     result.splitBrain = watcher.violations().filter((v) => v.at >= injectedAt - 1_000 && v.at <= end);
@@ -332,6 +356,7 @@ export async function runFaultTrial(
         `Service endpoints moved ${s(result.endpointMs)}; ` +
         `${result.acked} acked, ${result.lost} lost, ${result.splitBrain.length} split-brain moments`,
     );
+    if (cutShort) log(`    ${cutShort}`);
     if (result.lost > 0)
       log(
         `    lost by member ${JSON.stringify(result.lostBy)}, checked on ${result.checkedOn}; ` +

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readyAddresses } from './endpoint-watch.mjs';
-import { clientErrors, gapAround, lostByMember } from './fault-trial.mjs';
+import { clientErrors, gapAround, gapCutShort, lostByMember } from './fault-trial.mjs';
 import { findPostmaster } from './pod-processes.mjs';
 import { podTimeline } from './ready-memory.mjs';
 import { PEER_ROWS, parseRows } from './rows.mjs';
@@ -87,6 +87,20 @@ test('lost commits are counted by the member that acknowledged them, named by it
     { seq: 4 },
   ];
   assert.deepEqual(lostByMember(lost, { '10.0.0.5': 'peers-1' }), { 'peers-1': 2, '10.0.0.7': 1, unknown: 1 });
+});
+
+test('a gap is cut short when the primary moved again after the window; such a trial keeps its lost commits but gives no gap', () => {
+  assert.equal(gapCutShort('peers-1', 'peers-1'), null);
+  assert.equal(gapCutShort('peers-1', undefined), null, 'an address that is no member says nothing');
+  assert.match(gapCutShort('peers-1', 'peers-2'), /moved again .*peers-1 → peers-2/);
+  const cut = { ...trial(null), clientMs: null, lost: 2, gapCutShort: 'cut' };
+  const s = summarizeTrials([trial(900), cut, trial(1_100)], 'fault');
+  assert.deepEqual(s.clientGapMs, { median: 1_000, max: 1_100, n: 2 });
+  assert.equal(s.okTrials, 3);
+  assert.equal(s.commitsLost, 2);
+  const pairs = pairAgainstKanri({ kanri: [trial(500), trial(500)], patroni: [trial(900), cut] }, 'fault').patroni;
+  assert.deepEqual(pairs.diffsMs, [-400]);
+  assert.equal(pairs.firstLower, 1, 'the cut-short pair counts for neither side');
 });
 
 test("the client's failures inside the window are counted by kind, the first ones timed from its start", () => {
