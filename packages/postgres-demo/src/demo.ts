@@ -85,7 +85,7 @@ export async function serve(dir: string): Promise<void> {
   process.once('SIGTERM', () => stopping.abort());
   process.once('SIGINT', () => stopping.abort());
   log('[1/6] Preparing the nodes: real ones where this machine can run them, else process nodes…');
-  const nodes = await demoNodes(IMAGE, '16', log);
+  const nodes = await demoNodes(IMAGE, log);
   if (nodes.fallbackReason) log(`      Process nodes, not real ones: ${nodes.fallbackReason}`);
   log(`      Starting etcd, kube-apiserver, controllers, scheduler, an S3 server and ${nodes.summary}…`);
   const cp = await startControlPlane({ controllers: true, s3: true, ...nodes.options });

@@ -21,7 +21,7 @@ describe('demoNodes', () => {
   it('refuses real nodes where the machine cannot run them, saying why', async () => {
     const noRoot = async () => 'real nodes need root';
     await assert.rejects(
-      demoNodes('x/postgres', '16', () => {}, 'real', noRoot),
+      demoNodes('x/postgres', () => {}, 'real', noRoot),
       /^Error: KANRI_DEMO_NODES=real, but real nodes need root$/,
     );
   });

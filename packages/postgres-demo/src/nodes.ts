@@ -6,10 +6,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import {
-  buildImages,
+  buildImageSet,
   type ControlPlaneOptions,
   ensurePgBackRest,
-  postgresImageBuildArgs,
+  POSTGRES_IMAGE_MAJORS,
+  postgresImageBuilds,
   postgresVersionImages,
   realNodesUnsupportedReason,
   runnableAs,
@@ -39,12 +40,13 @@ export function requestedNodes(env: NodeJS.ProcessEnv = process.env): NodeKind |
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /**
- * Builds what the chosen nodes need: on real nodes, the instance image for `major` (buildah, cached
- * after the first build); on process nodes, the mapping of its tags to this machine's PostgreSQL.
+ * Builds what the chosen nodes need: on real nodes, the instance image (buildah, cached after the
+ * first build) tagged once per major it carries (every major the operator admits), all in one
+ * archive every node imports; on process nodes, the mapping of its tags to this machine's
+ * PostgreSQL builds.
  */
 export async function demoNodes(
   image: string,
-  major: '16',
   log: (line: string) => void,
   requested: NodeKind | 'auto' = requestedNodes(),
   whyNotReal: () => Promise<string | undefined> = realNodesUnsupportedReason,
@@ -52,21 +54,23 @@ export async function demoNodes(
   const unsupported = requested === 'process' ? undefined : await whyNotReal();
   if (requested === 'real' && unsupported) throw new Error(`KANRI_DEMO_NODES=real, but ${unsupported}`);
   if (requested !== 'process' && !unsupported) {
-    log(`      Building ${image}:${major} from packages/postgres/Dockerfile with buildah (minutes the first time)…`);
-    const [built] = await buildImages(
-      [
-        {
-          dockerfile: `${REPO}packages/postgres/Dockerfile`,
-          context: REPO,
-          tag: `${image}:${major}`,
-          buildArgs: postgresImageBuildArgs(major),
-        },
-      ],
-      // The steps that take time; a step taken from the cache prints nothing more.
-      { onOutput: (line) => /STEP \d+\/\d+: (FROM|COPY|RUN)/.test(line) && log(`      ${line.slice(0, 110)}`) },
+    const tags = POSTGRES_IMAGE_MAJORS.map((m) => `:${m}`).join(', ');
+    log(
+      `      Building ${image} (${tags}: one image with every major) from packages/postgres/Dockerfile with buildah (minutes the first time)…`,
     );
-    if (!built) throw new Error(`buildah built no ${image}:${major}`);
-    log(`      ${built.tag}: ${(built.bytes / 1e6).toFixed(0)} MB, ${(built.ms / 1000).toFixed(1)} s`);
+    const printed = new Set<string>();
+    const once = (line: string) => !printed.has(line) && Boolean(printed.add(line));
+    const built = await buildImageSet(
+      `${image}:all-majors`,
+      postgresImageBuilds(image, `${REPO}packages/postgres/Dockerfile`, REPO),
+      // The steps that take time, each once: the tags after the first repeat every step but the
+      // last, from the cache; a step taken from the cache prints nothing more.
+      {
+        onOutput: (line) =>
+          /STEP \d+\/\d+: (FROM|COPY|RUN)/.test(line) && once(line) && log(`      ${line.slice(0, 110)}`),
+      },
+    );
+    log(`      ${image} ${tags}: ${(built.bytes / 1e6).toFixed(0)} MB, ${(built.ms / 1000).toFixed(1)} s`);
     return {
       kind: 'real',
       options: { realNodes: { count: 3, imageArchives: [built.archive] } },

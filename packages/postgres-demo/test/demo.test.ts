@@ -13,8 +13,8 @@ import { after, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KubeClient } from '@kanri/client';
-import { LABEL, PostgresBackupResource } from '@kanri/postgres';
-import { isProcessAlive, realNodesUnsupportedReason } from '@kanri/testenv';
+import { LABEL, names, PostgresBackupResource, PostgresClusterResource } from '@kanri/postgres';
+import { isProcessAlive, realNodesUnsupportedReason, waitFor } from '@kanri/testenv';
 import pg from 'pg';
 import { requestedNodes } from '../src/nodes.js';
 
@@ -33,6 +33,100 @@ after(async () => {
   }
 });
 
+/** Majors other than the demo's 16, run side by side in a namespace of their own. */
+const OTHER_MAJORS = [14, 17] as const;
+const VERSIONS_NAMESPACE = 'versions';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string } } & Record<string, unknown>;
+
+/**
+ * Creates a one-instance cluster of each of OTHER_MAJORS beside the demo's, as a user would with
+ * the image tags the demo made available, and returns each one's `server_version_num` read over
+ * SQL: through its `-primary` Service's ClusterIP on real nodes (kube-proxy), its Pod's address on
+ * process nodes (no kube-proxy).
+ */
+async function otherMajorsSideBySide(kube: KubeClient, real: boolean): Promise<Record<number, number>> {
+  await kube.resource<Obj>('v1', 'Namespace').create({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: VERSIONS_NAMESPACE },
+  });
+  const clusters = kube.resource<
+    Obj & { status?: { conditions?: { type: string; status: string; message?: string }[] } }
+  >(PostgresClusterResource.apiVersion, 'PostgresCluster');
+  for (const major of OTHER_MAJORS) {
+    await clusters.create(
+      {
+        apiVersion: PostgresClusterResource.apiVersion,
+        kind: 'PostgresCluster',
+        metadata: { name: `v${major}` },
+        spec: {
+          postgresVersion: major,
+          instances: [
+            {
+              replicas: 1,
+              dataVolumeClaimSpec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            },
+          ],
+          users: [{ name: 'app', databases: ['app'] }],
+        },
+      },
+      { namespace: VERSIONS_NAMESPACE },
+    );
+  }
+  const versions: Record<number, number> = {};
+  for (const major of OTHER_MAJORS) {
+    const cluster = `v${major}`;
+    let last = '';
+    await waitFor(
+      `PostgresCluster ${VERSIONS_NAMESPACE}/${cluster} to be Ready`,
+      async () => {
+        const ready = (await clusters.get(cluster, { namespace: VERSIONS_NAMESPACE })).status?.conditions?.find(
+          (c) => c.type === 'Ready',
+        );
+        last = ready?.message ?? '';
+        return ready?.status === 'True';
+      },
+      240_000,
+      1000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; its Ready condition said: ${last}`);
+    });
+    const secret = (await kube.resource<Obj>('v1', 'Secret').get(names.userSecret(cluster, 'app'), {
+      namespace: VERSIONS_NAMESPACE,
+    })) as Obj & { data: Record<string, string> };
+    const password = Buffer.from(secret.data.password ?? '', 'base64').toString();
+    let host: string | undefined;
+    if (real) {
+      const service = (await kube.resource<Obj>('v1', 'Service').get(names.primaryService(cluster), {
+        namespace: VERSIONS_NAMESPACE,
+      })) as Obj & { spec?: { clusterIP?: string } };
+      host = service.spec?.clusterIP;
+    } else {
+      const pods = await kube
+        .resource<Obj & { status?: { podIP?: string } }>('v1', 'Pod')
+        .list({ namespace: VERSIONS_NAMESPACE, labelSelector: `${LABEL.cluster}=${cluster}` });
+      host = pods.items[0]?.status?.podIP;
+    }
+    assert.ok(host, `an address for ${cluster}`);
+    const db = new pg.Client({
+      host,
+      port: 5432,
+      user: 'app',
+      password,
+      database: 'app',
+      connectionTimeoutMillis: 5000,
+    });
+    await db.connect();
+    try {
+      versions[major] = Number((await db.query('show server_version_num')).rows[0].server_version_num);
+    } finally {
+      await db.end();
+    }
+  }
+  return versions;
+}
+
 interface Backup {
   metadata: { name: string };
   spec: { cluster: string; type: string };
@@ -40,7 +134,7 @@ interface Backup {
 }
 
 it('up prints kubectl get pgc, the first backup and a psql line that connects; down stops every process and removes its files', {
-  timeout: 600_000,
+  timeout: 900_000,
 }, async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'kanri-demo-test-'));
   const env = { ...process.env, KANRI_STATE_DIR: stateDir };
@@ -125,6 +219,16 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
     ]);
   } finally {
     await db.end();
+  }
+  // Every major admission takes runs on the demo's nodes too, not only the demo's 16 (issue 44).
+  const versionsKube = await KubeClient.load({ kubeconfig: join(demoDir, 'kubeconfig') });
+  try {
+    const versions = await otherMajorsSideBySide(versionsKube, onRealNodes);
+    console.log(`# server_version_num: ${OTHER_MAJORS.map((m) => `v${m} ${versions[m]}`).join(', ')}`);
+    for (const major of OTHER_MAJORS)
+      assert.equal(Math.floor((versions[major] ?? 0) / 10_000), major, `v${major}: ${versions[major]}`);
+  } finally {
+    await versionsKube.close();
   }
   const state = JSON.parse(await readFile(join(demoDir, 'state.json'), 'utf8')) as { pid: number; s3Pid: number };
   assert.ok(isProcessAlive(state.s3Pid), 'the S3 server runs');

@@ -51,7 +51,7 @@ const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 export function dockerfileBuild(
   tag: string,
   target?: 'operator',
-  buildArgs: Record<string, string> = { PG_SOURCE: 'debian' },
+  buildArgs: Record<string, string> = { PG_SOURCE: 'debian', PG_MAJORS: '15', PG_MAJOR: '15' },
 ) {
   return {
     dockerfile: join(repo, 'packages', 'postgres', 'Dockerfile'),

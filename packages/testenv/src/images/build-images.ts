@@ -7,6 +7,7 @@
  * Guarantees: an unchanged Dockerfile and context reuse every cached layer and the archive already
  * written for that image ID; builds on one machine run one at a time.
  */
+import { createHash } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheRoot } from '../binaries/cache-dir.js';
@@ -113,5 +114,64 @@ export async function buildImages(
       });
     }
     return built;
+  });
+}
+
+/** Images built into one archive: every tag of `buildImageSet`. */
+export interface BuiltImageSet {
+  readonly tags: readonly string[];
+  /** An OCI archive naming every tag, their shared layers stored once: for `realNodes.imageArchives`. */
+  readonly archive: string;
+  readonly bytes: number;
+  /** How long building and exporting took, in milliseconds. */
+  readonly ms: number;
+}
+
+/**
+ * Builds every image of `builds` and writes them into one archive, for images that share most of
+ * their layers (the tags of one Dockerfile that differ in a last step): one import per node
+ * instead of one per tag, and the shared layers on disk once. The archive is reused while every
+ * image ID is unchanged; `name` names it.
+ *
+ * @example
+ * ```ts
+ * const set = await buildImageSet('ghcr.io_kanri-dev_postgres_all-majors', postgresImageBuilds('ghcr.io/kanri-dev/postgres', dockerfile, repo));
+ * await startControlPlane({ realNodes: { count: 3, imageArchives: [set.archive] } });
+ * ```
+ */
+export async function buildImageSet(
+  name: string,
+  builds: readonly ImageBuild[],
+  options: BuildImagesOptions = {},
+): Promise<BuiltImageSet> {
+  const root = options.cacheDir ?? cacheRoot();
+  const builder = await ImageBuilder.create({ cacheDir: root, onOutput: options.onOutput ?? stepReporter });
+  const archives = join(root, 'images');
+  return builder.exclusively(async () => {
+    await ensureNodeBaseImage(builder, { cacheDir: root });
+    const started = performance.now();
+    const ids: string[] = [];
+    for (const build of builds) ids.push(await builder.build(build));
+    const key = createHash('sha256')
+      .update(builds.map((b, i) => `${b.tag}=${ids[i]}`).join('\n'))
+      .digest('hex');
+    const stem = archiveStem(name);
+    const archive = join(archives, `${stem}-${key.slice(0, 12)}.oci.tar`);
+    let bytes = await stat(archive).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (bytes === undefined) {
+      await builder.exportArchive(
+        builds.map((b) => b.tag),
+        archive,
+      );
+      bytes = (await stat(archive)).size;
+      for (const file of await readdir(archives)) {
+        if (file.startsWith(`${stem}-`) && join(archives, file) !== archive)
+          await rm(join(archives, file), { force: true });
+      }
+    }
+    return { tags: builds.map((b) => b.tag), archive, bytes, ms: Math.round(performance.now() - started) };
   });
 }

@@ -67,5 +67,6 @@ describe('buildah plans', () => {
       'oci-archive:/c/images/b.tar:ghcr.io/a/b:15',
     ]);
     assert.throws(() => planExport(paths, 'a:1', '/c/a:b.tar'), /must not contain ':'/);
+    assert.equal(planExport(paths, 'ghcr.io/a/b:15', '/c/layout', 'oci').at(-1), 'oci:/c/layout:ghcr.io/a/b:15');
   });
 });

@@ -137,7 +137,9 @@ export function planBuild(paths: BuildahPaths, spec: BuildSpec): string[] {
 
 /**
  * `buildah push` arguments writing `image` as an OCI archive (gzip layers) that containerd imports
- * under the same name (`ctr images import` takes the name from the archive's index).
+ * under the same name (`ctr images import` takes the name from the archive's index), or, with
+ * `transport` `oci`, into an OCI layout directory that several images can share (their common
+ * layers stored once).
  *
  * @example
  * ```ts
@@ -145,7 +147,12 @@ export function planBuild(paths: BuildahPaths, spec: BuildSpec): string[] {
  * // [...global, 'push', …, 'oci-archive:/c/images/postgres.oci.tar:ghcr.io/kanri-dev/postgres:15']
  * ```
  */
-export function planExport(paths: BuildahPaths, image: string, archive: string): string[] {
+export function planExport(
+  paths: BuildahPaths,
+  image: string,
+  archive: string,
+  transport: 'oci-archive' | 'oci' = 'oci-archive',
+): string[] {
   if (archive.includes(':')) throw new Error(`planExport: the archive path ${archive} must not contain ':'`);
   return [
     ...buildahGlobalArgs(paths),
@@ -153,7 +160,7 @@ export function planExport(paths: BuildahPaths, image: string, archive: string):
     '--signature-policy',
     join(paths.configDir, 'policy.json'),
     image,
-    `oci-archive:${archive}:${image}`,
+    `${transport}:${archive}:${image}`,
   ];
 }
 

@@ -6,10 +6,11 @@
  * builds of one Dockerfile would both do the work the layer cache exists to save; an archive
  * appears under its final name only once written whole.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import lockfile from 'proper-lockfile';
 import { cacheRoot } from '../binaries/cache-dir.js';
 import { ensureNodeTools, type NodeTools } from '../binaries/ensure-node-tools.js';
@@ -24,6 +25,8 @@ import {
   planExport,
   planInspect,
 } from './buildah-plan.js';
+
+const execFileAsync = promisify(execFile);
 
 /** An image in buildah's storage. */
 export interface StoredImage {
@@ -133,16 +136,28 @@ export class ImageBuilder {
     return { id: parsed.FromImageID, labels: parsed.OCIv1?.config?.Labels ?? {} };
   }
 
-  /** Writes `image` to `archive` (an OCI archive naming the image), replacing it whole. */
-  async exportArchive(image: string, archive: string): Promise<void> {
+  /**
+   * Writes `images` to `archive` (an OCI archive naming each image), replacing it whole. Several
+   * images go through one OCI layout, so the layers they share are stored once.
+   */
+  async exportArchive(images: string | readonly string[], archive: string): Promise<void> {
+    const all = typeof images === 'string' ? [images] : images;
     await mkdir(dirname(archive), { recursive: true });
     const partial = `${archive}.partial-${process.pid}`;
+    const layout = `${partial}.d`;
     await rm(partial, { force: true });
+    await rm(layout, { recursive: true, force: true });
     try {
-      await this.#buildah(planExport(this.#paths, image, partial), `export ${image}`);
+      if (all.length === 1) {
+        await this.#buildah(planExport(this.#paths, all[0] as string, partial), `export ${all[0]}`);
+      } else {
+        for (const image of all) await this.#buildah(planExport(this.#paths, image, layout, 'oci'), `export ${image}`);
+        await execFileAsync('tar', ['-cf', partial, '-C', layout, 'oci-layout', 'index.json', 'blobs']);
+      }
       await rename(partial, archive);
     } finally {
       await rm(partial, { force: true });
+      await rm(layout, { recursive: true, force: true });
     }
   }
 
