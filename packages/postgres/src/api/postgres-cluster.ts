@@ -11,11 +11,24 @@ import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
 import { postgresClusterStatus } from './postgres-cluster-status.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
-/** Major versions the operator can run and upgrade between. */
 const NEW_SET_NAME_MESSAGE =
   "the name of a new instance set must not contain '-': Pods are <cluster>-<set>-<n>, so set b-c of cluster a and set c of cluster a-b would both be a-b-c-0";
 
-export const SUPPORTED_POSTGRES_VERSIONS = [13, 14, 15, 16, 17] as const;
+/**
+ * Major versions the operator can run and upgrade between: every major the instance image carries
+ * (packages/postgres/Dockerfile). Not 13: its community support ended in November 2025, and no
+ * package registry serves a build of it that the image could carry.
+ */
+export const SUPPORTED_POSTGRES_VERSIONS = [14, 15, 16, 17] as const;
+
+/**
+ * The admission message for a major below the oldest supported, beside the schema's minimum: the
+ * minimum alone says "should be greater than or equal to 14", not why.
+ */
+export const OLD_POSTGRES_VERSION_RULE = {
+  rule: `self >= ${SUPPORTED_POSTGRES_VERSIONS[0]}`,
+  message: `PostgreSQL 13 and older are past their end of life and no Kanri image carries them: use one of ${SUPPORTED_POSTGRES_VERSIONS.join(', ')}`,
+} as const;
 
 /** Instances of one cluster, all sets together (see the rule on spec). */
 export const MAX_INSTANCES = 8;
@@ -173,6 +186,7 @@ export const postgresClusterSpec = z
       .int()
       .min(SUPPORTED_POSTGRES_VERSIONS[0])
       .max(SUPPORTED_POSTGRES_VERSIONS[SUPPORTED_POSTGRES_VERSIONS.length - 1] as number)
+      .meta({ 'x-kubernetes-validations': [OLD_POSTGRES_VERSION_RULE] })
       .describe(`PostgreSQL major version: ${SUPPORTED_POSTGRES_VERSIONS.join(', ')}.`),
     image: z
       .string()
