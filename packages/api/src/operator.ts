@@ -45,6 +45,12 @@ export interface OperatorInput {
   readonly watchNamespace?: string;
   /** Rules beyond what the controllers declare (for example reading a Secret by name), each best with its `reason`. */
   readonly extraRules?: readonly (PolicyRule & { readonly reason?: string })[];
+  /**
+   * Rules on cluster-scoped objects (reading a Pod's Node, say), each best with its `reason`: in the
+   * ClusterRole, left out of an install for one namespace (its Roles could not grant them), so the
+   * operator must cope without them there.
+   */
+  readonly clusterRules?: readonly (PolicyRule & { readonly reason?: string })[];
   /** Plurals the simple English rules get wrong, keyed `group/Kind`. */
   readonly plurals?: Readonly<Record<string, string>>;
   /**
@@ -214,7 +220,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
       namespace,
       ...(watched ? { watchNamespace: watched } : {}),
       extraRules: definition.extraRules,
-      clusterRules: [...clusterRules, ...policyReadRules()],
+      clusterRules: [...clusterRules, ...policyReadRules(), ...definition.clusterRules],
       namespaceRules,
       plurals: definition.plurals,
     };
@@ -227,6 +233,7 @@ export function defineOperator(input: OperatorInput): OperatorDefinition {
     controllers: input.controllers,
     watchNamespace: input.watchNamespace,
     extraRules: input.extraRules ?? [],
+    clusterRules: input.clusterRules ?? [],
     crdDeletionGuard: guard,
     plurals: input.plurals ?? {},
     cache: input.cache ?? {},

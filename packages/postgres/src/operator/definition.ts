@@ -39,6 +39,15 @@ export const postgresOperator = defineOperator({
       reason: 'an in-place restore or a major upgrade removes the leader Lease once every instance is stopped',
     },
   ],
+  clusterRules: [
+    {
+      apiGroups: [''],
+      resources: ['nodes'],
+      verbs: ['get'],
+      reason:
+        "when an instance waits on an image its node cannot get, names the tags of that image's repository the node has (instances/image-availability-actions.ts)",
+    },
+  ],
   plurals: {
     'policy/PodDisruptionBudget': 'poddisruptionbudgets',
     'networking.k8s.io/NetworkPolicy': 'networkpolicies',

@@ -25,6 +25,7 @@ import {
   reportRecreated,
 } from './cluster-objects-actions.js';
 import { clusterStatus } from './cluster-status.js';
+import { reportUnavailableImages } from './instances/image-availability-actions.js';
 import { observeCluster, reconcileInstances, recreateStuckPods, scaleDown } from './instances/instance-actions.js';
 import { instancePodPredicate } from './instances/pod-predicate.js';
 import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
@@ -131,6 +132,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       recreated,
     });
     step({ requeueAfterMs: REPORTS_AGE_MS });
+    // Over the Ready and Progressing just computed: an image no node can get is the news.
+    step(await reportUnavailableImages(cluster, ctx, pods, observed));
     const { primary } = observed;
     step(await deleteRemovedUserSecrets(cluster, ctx, instancePods, primary));
     const switchover = await reconcileSwitchover(cluster, observed, instancePods, ctx);

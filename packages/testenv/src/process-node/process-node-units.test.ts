@@ -7,6 +7,7 @@ import { containerArgv, expandVariables, findImageMapping, imageRepository } fro
 import { resolveMountPath } from './mount-path.js';
 import { blockAddress } from './pod-network.js';
 import { buildPodStatus, podPhase } from './pod-status.js';
+import { buildProcessNode } from './process-node.js';
 import { computeServiceEndpoints, pickServicePort } from './service-endpoints.js';
 import { parsePasswd, resolveRunAs, setprivUserArgs } from './users.js';
 import { buildVolumeForClaim } from './volumes/provisioner.js';
@@ -57,6 +58,19 @@ describe('image mappings', () => {
     assert.equal(failed.ok, false);
     assert.match(failed.ok ? '' : failed.message, /shop\/web-0 container "c".*"\/usr\/bin\/postgres"/);
     assert.equal(expandVariables('a$b$', new Map()), 'a$b$');
+  });
+});
+
+describe('the Node a process node registers', () => {
+  it('reports the images it maps in status.images, as a kubelet reports the images its node holds', () => {
+    const node = buildProcessNode('process-node-1', { cpu: '2' }, '2026-12-07T00:00:00Z', [
+      'ghcr.io/k/pg:16',
+      'ghcr.io/k/pg:17',
+    ]);
+    assert.deepEqual(
+      node.status?.images?.map((i) => i.names),
+      [['ghcr.io/k/pg:16'], ['ghcr.io/k/pg:17']],
+    );
   });
 });
 

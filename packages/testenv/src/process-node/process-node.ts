@@ -81,8 +81,16 @@ export interface ProcessNode {
 const kubeArch = (a: string) =>
   ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x' })[a] ?? a;
 
-/** The Node object a process node registers. Pure. */
-export function buildProcessNode(name: string, capacity: Readonly<Record<string, string>>, now: string): Node {
+/**
+ * The Node object a process node registers. Pure. `images` are the image names it maps, reported
+ * in `status.images` as a kubelet reports the images its node holds.
+ */
+export function buildProcessNode(
+  name: string,
+  capacity: Readonly<Record<string, string>>,
+  now: string,
+  images: readonly string[] = [],
+): Node {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -109,6 +117,7 @@ export function buildProcessNode(name: string, capacity: Readonly<Record<string,
         { type: 'Hostname', address: name },
       ],
       daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+      images: images.map((image) => ({ names: [image], sizeBytes: 0 })),
       nodeInfo: {
         architecture: kubeArch(arch()),
         operatingSystem: 'linux',
@@ -196,7 +205,12 @@ export class ProcessNodeAgent implements ProcessNode {
     const { api } = this.#config;
     await mkdir(join(this.#context.nodeDir, 'pods'), { recursive: true, mode: 0o711 });
     await mkdir(join(this.#context.nodeDir, 'logs'), { recursive: true });
-    const node = buildProcessNode(this.name, this.#config.capacity, this.#registeredAt);
+    const node = buildProcessNode(
+      this.name,
+      this.#config.capacity,
+      this.#registeredAt,
+      Object.keys(this.#config.images),
+    );
     const created = await api.create<Node>('/api/v1/nodes', node);
     if (!created) {
       // Registered before (a restarted node): take it over.
@@ -262,7 +276,12 @@ export class ProcessNodeAgent implements ProcessNode {
   }
 
   async #postStatus(): Promise<void> {
-    const status = buildProcessNode(this.name, this.#config.capacity, this.#registeredAt).status;
+    const status = buildProcessNode(
+      this.name,
+      this.#config.capacity,
+      this.#registeredAt,
+      Object.keys(this.#config.images),
+    ).status;
     if (status?.conditions) status.conditions = nodeConditions(kubeTime(), this.#registeredAt);
     await this.#config.api.patch(`/api/v1/nodes/${encode(this.name)}/status`, { status }, 'strategic');
   }

@@ -5,7 +5,8 @@
  * Pure.
  *
  * An update passes when anything the reconcile reads changed: labels (role, instance, set),
- * owner, phase, the Pod IP, deletion, the Ready and PodScheduled conditions, presence of the report, one of
+ * owner, phase, the Pod IP, deletion, the Ready and PodScheduled conditions, whether a container waits on
+ * an image it cannot get, presence of the report, one of
  * `REPORT_FIELDS_READ`, or the report's freshness (a report that had gone stale and is refreshed
  * makes the instance count again). Adds and deletes always pass. A report that goes stale without
  * any update is caught by the controller's periodic requeue, not by an event.
@@ -22,6 +23,7 @@ import {
   readReport,
   reportObjectsKey,
 } from '../cluster-status.js';
+import { imageFailures } from './image-availability.js';
 
 export interface InstancePodPredicateOptions {
   /** The clock, in epoch milliseconds. Default `Date.now`. */
@@ -53,6 +55,8 @@ export function instancePodChanged(old: Pod, pod: Pod, nowMs: number, staleAfter
   if (podReady(old) !== podReady(pod)) return true;
   // An unschedulable Pod may be one the scheduler left behind (stuck-pods.ts): look when it becomes one.
   if (scheduling(old) !== scheduling(pod)) return true;
+  // The cluster's conditions name an image the node cannot get (image-availability-actions.ts).
+  if (imageFailures([old]).length > 0 !== imageFailures([pod]).length > 0) return true;
   const before = readReport(old);
   const after = readReport(pod);
   if (!before || !after) return before !== after;
