@@ -224,7 +224,7 @@ it('up prints kubectl get pgc, the first backup and a psql line that connects; d
   const versionsKube = await KubeClient.load({ kubeconfig: join(demoDir, 'kubeconfig') });
   try {
     const versions = await otherMajorsSideBySide(versionsKube, onRealNodes);
-    console.log(`# server_version_num: ${OTHER_MAJORS.map((m) => `v${m} ${versions[m]}`).join(', ')}`);
+    console.log(`server_version_num: ${OTHER_MAJORS.map((m) => `v${m} ${versions[m]}`).join(', ')}`);
     for (const major of OTHER_MAJORS)
       assert.equal(Math.floor((versions[major] ?? 0) / 10_000), major, `v${major}: ${versions[major]}`);
   } finally {
