@@ -4,6 +4,7 @@
  * columns, status and scale subresources, several versions with exactly one stored).
  */
 import { z } from 'zod';
+import { type RefusedFields, refuseFields } from './refused-fields.js';
 import { type JsonSchema, SchemaError, toStructuralSchema } from './structural-schema.js';
 
 export interface PrinterColumn {
@@ -29,6 +30,12 @@ export interface VersionDefinition<Spec extends z.ZodType = z.ZodType, Status ex
    * belong on the spec's schema.
    */
   readonly validations?: readonly ObjectValidation[];
+  /**
+   * Spec fields refused by name, for every client (refused-fields.ts): path under the spec →
+   * why, and what to do instead. For a resource that takes another operator's manifests: a field
+   * it does not implement is refused, never silently pruned.
+   */
+  readonly refusedFields?: RefusedFields;
   /** Enables the scale subresource (for `kubectl scale` and autoscalers). */
   readonly scale?: {
     readonly specReplicasPath: string;
@@ -157,7 +164,11 @@ export function defineResource<const V extends Record<string, VersionDefinition>
   const plural = input.plural ?? pluralize(input.kind);
   const versions = names.map((name) => {
     const version = input.versions[name] as VersionDefinition;
-    const properties: JsonSchema = { spec: jsonSchemaOf(version.spec, `${input.kind}.${name}.spec`) };
+    const where = `${input.kind}.${name}.spec`;
+    const spec = jsonSchemaOf(version.spec, where);
+    const properties: JsonSchema = {
+      spec: version.refusedFields ? refuseFields(spec, version.refusedFields, where) : spec,
+    };
     if (version.status) properties.status = jsonSchemaOf(version.status, `${input.kind}.${name}.status`);
     const subresources: Record<string, unknown> = {};
     if (version.status) subresources.status = {};

@@ -52,5 +52,6 @@ export {
 } from './packaging/index.js';
 export type { ExplainedRole, ExplainedRule, PolicyRule, RbacOptions } from './rbac.js';
 export { deriveRbac, deriveRules, explainRbac, explainRules, mergeRules, toPolicyRule } from './rbac.js';
+export { type RefusedField, type RefusedFields, type RefusedFieldType, refuseFields } from './refused-fields.js';
 export type { JsonSchema } from './structural-schema.js';
 export { SchemaError, toStructuralSchema } from './structural-schema.js';
