@@ -113,7 +113,7 @@ const cron = (type: string) =>
     .max(100)
     .regex(CRON)
     .describe(
-      `When to take a ${type} backup, in cron syntax (minute hour day-of-month month day-of-week, e.g. "0 1 * * 0"), or @daily, @hourly, @weekly, @monthly, @yearly. Times are UTC.`,
+      `When to take ${type === 'incremental' ? 'an' : 'a'} ${type} backup, in cron syntax (minute hour day-of-month month day-of-week, e.g. "0 1 * * 0"), or @daily, @hourly, @weekly, @monthly, @yearly. Times are UTC.`,
     );
 
 const storage = {

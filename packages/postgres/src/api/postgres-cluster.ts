@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
 import { backups, dataSource } from './backups.js';
 import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
+import { PGO_REFUSED_FIELDS } from './pgo-fields.js';
 import { postgresClusterStatus } from './postgres-cluster-status.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
@@ -358,6 +359,8 @@ export const PostgresClusterResource = defineResource({
       spec: postgresClusterSpec,
       status: postgresClusterStatus,
       validations: nameRules,
+      // PGO's fields Kanri does not implement: refused by name for every client, never pruned.
+      refusedFields: PGO_REFUSED_FIELDS,
       printerColumns: [
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
         { name: 'Instances', type: 'integer', jsonPath: '.status.desiredInstances' },

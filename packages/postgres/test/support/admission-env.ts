@@ -17,13 +17,20 @@ export async function startAdmissionEnv(
 ): Promise<AdmissionEnv> {
   const cp = await startControlPlane();
   const client = await KubeClient.load({ kubeconfig: cp.kubeconfigPath });
-  const crds = client.resource<KubeObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
-  for (const resource of resources) await crds.create(resource.crd as KubeObject);
-  await waitFor(`the CRDs of ${resources.map((r) => r.kind).join(', ')} to be served`, async () => {
-    for (const resource of resources)
-      await client.resource(resource.apiVersion, resource.kind).list({ namespace: 'default' });
-    return true;
-  });
+  try {
+    const crds = client.resource<KubeObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+    for (const resource of resources) await crds.create(resource.crd as KubeObject);
+    await waitFor(`the CRDs of ${resources.map((r) => r.kind).join(', ')} to be served`, async () => {
+      for (const resource of resources)
+        await client.resource(resource.apiVersion, resource.kind).list({ namespace: 'default' });
+      return true;
+    });
+  } catch (error) {
+    // A CRD the API server refuses: the control plane must not outlive the failed start.
+    await client.close();
+    await cp.stop();
+    throw error;
+  }
   return {
     cp,
     client,

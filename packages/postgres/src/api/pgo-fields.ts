@@ -1,0 +1,154 @@
+/**
+ * Crunchy PGO's PostgresCluster fields that Kanri does not implement, each refused at admission
+ * by name with why and what to do instead (`refusedFields` of @kanri/api), so that a manifest
+ * written for PGO never loses a setting without its author being told, whatever client applies
+ * it. Every other PGO field is in Kanri's schema; packages/postgres/test/pgo-fields.test.ts walks
+ * PGO's fields and fails on one that is neither. The README's table is generated from this and
+ * the schema (scripts/readme-pgo-fields.mjs).
+ */
+import type { RefusedFields } from '@kanri/api';
+
+const notYet = (what: string, instead?: string) =>
+  `Kanri does not implement ${what} yet${instead ? `: ${instead}` : ''}; remove it`;
+
+/** Resource settings of a Job PGO runs, where Kanri's agents do the work in the instance Pods. */
+const noJob = (work: string) =>
+  `Kanri runs ${work} in the instance Pods, not in a Job of its own, so this does not apply; remove it`;
+
+const RESTORE_JOB = noJob('an in-place restore');
+const CLONE_JOB = noJob("a new cluster's restore");
+const SERVICE_FIELD = notYet('this Service field', 'spec.service sets the type of the -primary and -replicas Services');
+
+/** Path under spec → why it is refused. */
+export const PGO_REFUSED_FIELDS: RefusedFields = {
+  authentication: {
+    type: 'object',
+    why: notYet("PGO's pg_hba rules", 'Kanri writes pg_hba.conf itself, and spec.tls.required makes TLS mandatory'),
+  },
+  'backups.pgbackrest.jobs': { type: 'object', why: noJob('backups') },
+  'backups.pgbackrest.log': {
+    type: 'object',
+    why: "pgBackRest's log goes to the agent's output in Kanri; there is no log path to set; remove it",
+  },
+  'backups.pgbackrest.metadata': { type: 'object', why: notYet('labels and annotations on backup objects') },
+  'backups.pgbackrest.repoHost': {
+    type: 'object',
+    why: notYet("the repo host's scheduling and resources", 'it runs with defaults'),
+  },
+  'backups.pgbackrest.restore.affinity': { type: 'object', why: RESTORE_JOB },
+  'backups.pgbackrest.restore.clusterName': {
+    type: 'string',
+    why: "an in-place restore restores this cluster from its own repository; to restore another cluster's backups, create a cluster with spec.dataSource; remove it",
+  },
+  'backups.pgbackrest.restore.clusterNamespace': {
+    type: 'string',
+    why: "an in-place restore restores this cluster from its own repository; to restore another cluster's backups, create a cluster with spec.dataSource; remove it",
+  },
+  'backups.pgbackrest.restore.priorityClassName': { type: 'string', why: RESTORE_JOB },
+  'backups.pgbackrest.restore.resources': { type: 'object', why: RESTORE_JOB },
+  'backups.pgbackrest.restore.tolerations': { type: 'array', why: RESTORE_JOB },
+  'backups.pgbackrest.restore.volumes': { type: 'object', why: RESTORE_JOB },
+  'backups.pgbackrest.sidecars': {
+    type: 'object',
+    why: "Kanri's agent runs pgBackRest itself; there is no pgBackRest sidecar; remove it",
+  },
+  'backups.snapshots': { type: 'object', why: notYet('backups by VolumeSnapshot') },
+  'config.files': {
+    type: 'array',
+    why: notYet('extra configuration files', 'postgresql.conf settings go in spec.config.parameters'),
+  },
+  customReplicationTLSSecret: {
+    type: 'object',
+    why: 'Kanri names this spec.tls.replicationSecret (a Secret with tls.crt, tls.key and ca.crt, whose certificate names streaming_replica); move it there',
+  },
+  customTLSSecret: {
+    type: 'object',
+    why: 'Kanri names this spec.tls.serverSecret (a Secret with tls.crt, tls.key and ca.crt, naming <cluster>-primary.<namespace>.svc); move it there',
+  },
+  'dataSource.pgbackrest.affinity': { type: 'object', why: CLONE_JOB },
+  'dataSource.pgbackrest.priorityClassName': { type: 'string', why: CLONE_JOB },
+  'dataSource.pgbackrest.resources': { type: 'object', why: CLONE_JOB },
+  'dataSource.pgbackrest.tolerations': { type: 'array', why: CLONE_JOB },
+  'dataSource.pgbackrest.volumes': { type: 'object', why: CLONE_JOB },
+  'dataSource.postgresCluster.affinity': { type: 'object', why: CLONE_JOB },
+  'dataSource.postgresCluster.clusterNamespace': {
+    type: 'string',
+    why: "a clone's source must be in the clone's namespace: a cluster of another namespace cannot lend its backups; remove it",
+  },
+  'dataSource.postgresCluster.priorityClassName': { type: 'string', why: CLONE_JOB },
+  'dataSource.postgresCluster.resources': { type: 'object', why: CLONE_JOB },
+  'dataSource.postgresCluster.tolerations': { type: 'array', why: CLONE_JOB },
+  'dataSource.postgresCluster.volumes': { type: 'object', why: CLONE_JOB },
+  'dataSource.volumes': {
+    type: 'object',
+    why: notYet(
+      'starting from existing volumes',
+      'clone with spec.dataSource.postgresCluster or restore with spec.dataSource.pgbackrest',
+    ),
+  },
+  databaseInitSQL: { type: 'object', why: notYet('databaseInitSQL') },
+  disableDefaultPodScheduling: {
+    type: 'boolean',
+    why: "Kanri's default scheduling is a preferred anti-affinity between a cluster's instances, which spec.instances[].affinity replaces; remove it",
+  },
+  imagePullPolicy: { type: 'string', why: notYet('imagePullPolicy') },
+  imagePullSecrets: { type: 'array', why: notYet('imagePullSecrets') },
+  'instances[].containers': { type: 'array', why: notYet('extra containers in the instance Pods') },
+  'instances[].metadata': { type: 'object', why: notYet('labels and annotations on the instance Pods') },
+  'instances[].minAvailable': {
+    type: 'int-or-string',
+    why: "Kanri's PodDisruptionBudget keeps all but one instance available (minAvailable: instances − 1); remove it",
+  },
+  'instances[].priorityClassName': { type: 'string', why: notYet('priorityClassName') },
+  'instances[].sidecars': { type: 'object', why: notYet('sidecars in the instance Pods') },
+  'instances[].tablespaceVolumes': { type: 'array', why: notYet('tablespace volumes') },
+  'instances[].topologySpreadConstraints': {
+    type: 'array',
+    why: notYet('topologySpreadConstraints', 'spec.instances[].affinity places the instances'),
+  },
+  'instances[].volumes': { type: 'object', why: notYet('extra volumes in the instance Pods') },
+  'instances[].walVolumeClaimSpec': {
+    type: 'object',
+    why: notYet('a separate WAL volume', 'pg_wal is on the data volume'),
+  },
+  instrumentation: {
+    type: 'object',
+    why: "OpenTelemetry instrumentation is not part of Kanri: each instance's agent serves Prometheus metrics on port 8000 (/metrics); remove it",
+  },
+  metadata: { type: 'object', why: notYet("labels and annotations on the cluster's objects") },
+  monitoring: {
+    type: 'object',
+    why: "PGO's pgMonitor exporter is not part of Kanri: each instance's agent serves Prometheus metrics on port 8000 (/metrics); remove it",
+  },
+  openshift: {
+    type: 'boolean',
+    why: 'Kanri does not special-case OpenShift: its Pods run as fixed non-root users under the restricted Pod Security Standard; remove it',
+  },
+  patroni: {
+    type: 'object',
+    why: 'Kanri does not run Patroni: its high-availability settings are spec.ha (leaseDurationSeconds, synchronous, …) and postgresql.conf settings spec.config.parameters; remove it',
+  },
+  port: { type: 'integer', why: notYet('another port than 5432') },
+  postGISVersion: { type: 'string', why: "PostGIS is not in Kanri's image; remove it" },
+  proxy: { type: 'object', why: notYet('PgBouncer (spec.proxy.pgBouncer)') },
+  replicaService: {
+    type: 'object',
+    why: notYet('replicaService', 'spec.service sets the type of the -primary and -replicas Services'),
+  },
+  'service.externalTrafficPolicy': { type: 'string', why: SERVICE_FIELD },
+  'service.internalTrafficPolicy': { type: 'string', why: SERVICE_FIELD },
+  'service.ipFamilies': { type: 'array', items: 'string', why: SERVICE_FIELD },
+  'service.ipFamilyPolicy': { type: 'string', why: SERVICE_FIELD },
+  'service.metadata': { type: 'object', why: SERVICE_FIELD },
+  'service.nodePort': { type: 'integer', why: SERVICE_FIELD },
+  standby: {
+    type: 'object',
+    why: notYet('standby clusters (spec.standby)', 'to copy a cluster, create one with spec.dataSource'),
+  },
+  supplementalGroups: { type: 'array', items: 'integer', why: notYet('supplementalGroups') },
+  userInterface: { type: 'object', why: 'pgAdmin is not part of Kanri; remove it' },
+  'users[].password': {
+    type: 'object',
+    why: notYet('password types', 'Kanri generates 32-character URL-safe passwords'),
+  },
+};
