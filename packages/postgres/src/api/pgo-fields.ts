@@ -91,21 +91,14 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     type: 'boolean',
     why: "Kanri's default scheduling is a preferred anti-affinity between a cluster's instances, which spec.instances[].affinity replaces; remove it",
   },
-  imagePullPolicy: { type: 'string', why: notYet('imagePullPolicy') },
-  imagePullSecrets: { type: 'array', why: notYet('imagePullSecrets') },
   'instances[].containers': { type: 'array', why: notYet('extra containers in the instance Pods') },
   'instances[].metadata': { type: 'object', why: notYet('labels and annotations on the instance Pods') },
   'instances[].minAvailable': {
     type: 'int-or-string',
     why: "Kanri's PodDisruptionBudget keeps all but one instance available (minAvailable: instances − 1); remove it",
   },
-  'instances[].priorityClassName': { type: 'string', why: notYet('priorityClassName') },
   'instances[].sidecars': { type: 'object', why: notYet('sidecars in the instance Pods') },
   'instances[].tablespaceVolumes': { type: 'array', why: notYet('tablespace volumes') },
-  'instances[].topologySpreadConstraints': {
-    type: 'array',
-    why: notYet('topologySpreadConstraints', 'spec.instances[].affinity places the instances'),
-  },
   'instances[].volumes': { type: 'object', why: notYet('extra volumes in the instance Pods') },
   'instances[].walVolumeClaimSpec': {
     type: 'object',

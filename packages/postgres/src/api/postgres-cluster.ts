@@ -56,6 +56,21 @@ const instanceSet = z
     resources: passthrough('CPU and memory requests and limits of the postgres container.').optional(),
     affinity: passthrough('Scheduling affinity of the instance Pods.').optional(),
     tolerations: z.array(passthrough('A toleration.')).optional().describe('Tolerations of the instance Pods.'),
+    priorityClassName: z
+      .string()
+      .min(1)
+      .max(253)
+      .optional()
+      .describe(
+        'PriorityClass of the instance Pods (it must exist: the API server refuses a Pod naming one that does not).',
+      ),
+    topologySpreadConstraints: z
+      .array(passthrough('A topology spread constraint, as in a Pod spec.'))
+      .max(8)
+      .optional()
+      .describe(
+        "How the instance Pods spread over zones or nodes, as in a Pod spec; beside the default preferred anti-affinity between a cluster's instances (which spec.instances[].affinity replaces).",
+      ),
   })
   .describe('A set of identical instances.');
 
@@ -194,6 +209,19 @@ export const postgresClusterSpec = z
       .min(1)
       .optional()
       .describe('Image with postgres and the Kanri agent. Default: ghcr.io/kanri-dev/postgres:<postgresVersion>.'),
+    imagePullPolicy: z
+      .enum(['Always', 'Never', 'IfNotPresent'])
+      .optional()
+      .describe(
+        "When the nodes pull the image of the instances and the repo host. Default: Kubernetes' (IfNotPresent for a tag other than latest).",
+      ),
+    imagePullSecrets: z
+      .array(z.object({ name: z.string().min(1).max(253).describe("A Secret in the cluster's namespace.") }))
+      .max(16)
+      .optional()
+      .describe(
+        'Secrets with the registry credentials the nodes pull the image of the instances and the repo host with.',
+      ),
     instances: z
       .array(instanceSet)
       .min(1)

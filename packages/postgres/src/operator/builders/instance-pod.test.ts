@@ -41,3 +41,36 @@ it('gives the instance its passwords as files of a read-only volume, never in it
     ],
   );
 });
+
+it("carries PGO's image pull and placement fields into the instance and repo host Pods, and nothing when they are unset", () => {
+  const spread = {
+    maxSkew: 1,
+    topologyKey: 'topology.kubernetes.io/zone',
+    whenUnsatisfiable: 'DoNotSchedule',
+    labelSelector: { matchLabels: { 'postgres.kanri.dev/cluster': 'db' } },
+  };
+  const placed = {
+    ...cluster,
+    spec: {
+      ...cluster.spec,
+      imagePullPolicy: 'Always',
+      imagePullSecrets: [{ name: 'registry' }],
+      instances: [
+        { ...cluster.spec.instances[0], priorityClassName: 'databases', topologySpreadConstraints: [spread] },
+      ],
+    },
+  } as unknown as PostgresCluster;
+  const pod = instancePod({ cluster: placed, name: 'db-i-0', set: 'i', setIndex: 0, bootstrap: 'initdb' });
+  assert.equal(pod.spec?.containers?.[0]?.imagePullPolicy, 'Always');
+  assert.deepEqual(pod.spec?.imagePullSecrets, [{ name: 'registry' }]);
+  assert.equal(pod.spec?.priorityClassName, 'databases');
+  assert.deepEqual(pod.spec?.topologySpreadConstraints, [spread]);
+  const repoHost = repoHostPod(placed);
+  assert.equal(repoHost.spec?.containers?.[0]?.imagePullPolicy, 'Always');
+  assert.deepEqual(repoHost.spec?.imagePullSecrets, [{ name: 'registry' }]);
+  // Unset, the Pods are as before: a running cluster's template (and so its Pods) does not change.
+  const plain = instancePod({ cluster, name: 'db-i-0', set: 'i', setIndex: 0, bootstrap: 'initdb' });
+  for (const key of ['imagePullSecrets', 'priorityClassName', 'topologySpreadConstraints'] as const)
+    assert.equal(plain.spec?.[key], undefined, key);
+  assert.equal(plain.spec?.containers?.[0]?.imagePullPolicy, undefined);
+});

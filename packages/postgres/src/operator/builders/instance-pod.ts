@@ -91,6 +91,7 @@ export function instancePod(input: InstancePodInput): Pod {
         {
           name: 'postgres',
           image: spec.image ?? defaultImage(input.imageMajor ?? spec.postgresVersion),
+          ...(spec.imagePullPolicy ? { imagePullPolicy: spec.imagePullPolicy } : {}),
           env: [
             ...identityEnv(clusterName),
             { name: ENV.bootstrap, value: bootstrap },
@@ -136,6 +137,11 @@ export function instancePod(input: InstancePodInput): Pod {
         },
       },
       ...(instanceSet?.tolerations ? { tolerations: instanceSet.tolerations } : {}),
+      ...(instanceSet?.topologySpreadConstraints
+        ? { topologySpreadConstraints: instanceSet.topologySpreadConstraints }
+        : {}),
+      ...(instanceSet?.priorityClassName ? { priorityClassName: instanceSet.priorityClassName } : {}),
+      ...(spec.imagePullSecrets ? { imagePullSecrets: spec.imagePullSecrets } : {}),
     },
   } as Pod;
 }

@@ -133,6 +133,7 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
       {
         name: 'pgbackrest',
         image: spec.image ?? defaultImage(spec.postgresVersion),
+        ...(spec.imagePullPolicy ? { imagePullPolicy: spec.imagePullPolicy } : {}),
         args: [REPO_HOST_ARG],
         env: identityEnv(clusterName),
         ports: [
@@ -160,6 +161,7 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
       { name: 'tmp', emptyDir: {} },
       ...configVolumes,
     ],
+    ...(spec.imagePullSecrets ? { imagePullSecrets: spec.imagePullSecrets } : {}),
   } as Pod['spec'];
   const digest = createHash('sha256').update(JSON.stringify(podSpec)).digest('hex').slice(0, 16);
   return {
