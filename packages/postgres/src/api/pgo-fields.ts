@@ -140,8 +140,4 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
   },
   supplementalGroups: { type: 'array', items: 'integer', why: notYet('supplementalGroups') },
   userInterface: { type: 'object', why: 'pgAdmin is not part of Kanri; remove it' },
-  'users[].password': {
-    type: 'object',
-    why: notYet('password types', 'Kanri generates 32-character URL-safe passwords'),
-  },
 };

@@ -94,6 +94,18 @@ const user = z
       .array(z.string().regex(/^[a-z_][a-z0-9_-]{0,62}$/))
       .optional()
       .describe('Databases owned by this user, created if missing.'),
+    password: z
+      .object({
+        type: z
+          .enum(['ASCII', 'AlphaNumeric'])
+          .describe(
+            "The characters of the user's generated password, as in PGO: ASCII (letters, digits and ()*+,-./:;<=>?@[]^_{|}) or AlphaNumeric, 24 of them.",
+          ),
+      })
+      .optional()
+      .describe(
+        "How the user's password is generated. Only a password generated from now on follows it: one the user's Secret already holds is kept. Default: 32 URL-safe characters.",
+      ),
     options: z
       .string()
       .regex(

@@ -44,6 +44,8 @@ export function secrets(cluster: PostgresCluster, credentials: Credentials): Sec
       user,
       password,
       uri: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(dbname)}`,
+      // PGO's form, for Java applications: the JDBC driver takes user and password as parameters.
+      'jdbc-uri': `jdbc:postgresql://${host}:${port}/${encodeURIComponent(dbname)}?password=${encodeURIComponent(password)}&user=${encodeURIComponent(user)}`,
     }) as Record<string, string>;
   return [
     secret(names.superuserSecret(c), forUser(SUPERUSER, credentials.superuser, 'postgres')),

@@ -1,0 +1,128 @@
+/**
+ * Issue 41: PGO fields that Kanri implements, on a running cluster.
+ * - Image pull and placement: a cluster with `imagePullPolicy`, `imagePullSecrets`, and an
+ *   instance set with `priorityClassName` and `topologySpreadConstraints` becomes Ready, and its
+ *   Pods carry each: the API server's Priority admission resolved the class to its value (so the
+ *   name reached it as a Pod field), and the scheduler placed the instances on different nodes
+ *   under a constraint that allows no skew.
+ * - Users: `users[].password.type` shapes the generated password (which logs in), and each user
+ *   Secret has PGO's `jdbc-uri`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { KubeObject } from '@kanri/client';
+import { serviceAddress, waitFor } from '@kanri/testenv';
+import type { Pod } from 'kubernetes-types/core/v1.js';
+import { LABEL, names } from '../src/index.js';
+import {
+  clusterManifest,
+  clusters,
+  connect,
+  type PostgresEnv,
+  secretValue,
+  startPostgresEnv,
+  waitReady,
+} from './harness.js';
+
+describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
+  let env: PostgresEnv;
+  before(async () => {
+    env = await startPostgresEnv({ processNodes: 2 });
+    await env.startOperator();
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  it('reach the instance Pods, which the API server and the scheduler honour', async () => {
+    await env.client.resource<KubeObject & { value: number }>('scheduling.k8s.io/v1', 'PriorityClass').create({
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: 'kanri-databases' },
+      value: 100_000,
+    });
+    const spread = {
+      maxSkew: 1,
+      topologyKey: 'kubernetes.io/hostname',
+      whenUnsatisfiable: 'DoNotSchedule',
+      labelSelector: { matchLabels: { [LABEL.cluster]: 'placed' } },
+    };
+    const manifest = clusterManifest('placed', 2);
+    await clusters(env.client).create({
+      ...manifest,
+      spec: {
+        ...manifest.spec,
+        imagePullPolicy: 'IfNotPresent',
+        imagePullSecrets: [{ name: 'registry' }],
+        instances: [
+          {
+            ...manifest.spec.instances[0],
+            priorityClassName: 'kanri-databases',
+            topologySpreadConstraints: [spread],
+          },
+        ],
+      },
+    } as typeof manifest);
+    await waitReady(env.client, 'placed', 2);
+    const pods = (
+      await env.client.resource<Pod>('v1', 'Pod').list({
+        namespace: 'default',
+        labelSelector: `${LABEL.cluster}=placed,${LABEL.instance}`,
+      })
+    ).items;
+    assert.equal(pods.length, 2);
+    for (const pod of pods) {
+      const name = pod.metadata?.name;
+      assert.equal(pod.spec?.priorityClassName, 'kanri-databases', name);
+      assert.equal(pod.spec?.priority, 100_000, `${name}: the Priority admission plugin resolved the class`);
+      assert.deepEqual(pod.spec?.imagePullSecrets, [{ name: 'registry' }], name);
+      assert.equal(pod.spec?.containers?.[0]?.imagePullPolicy, 'IfNotPresent', name);
+      assert.deepEqual(pod.spec?.topologySpreadConstraints, [spread], name);
+    }
+    assert.equal(new Set(pods.map((p) => p.spec?.nodeName)).size, 2, 'one instance per node');
+  });
+
+  it("generate each user's password of its password.type, put PGO's jdbc-uri in its Secret, and log in", async () => {
+    const manifest = clusterManifest('typed', 1);
+    await clusters(env.client).create({
+      ...manifest,
+      spec: {
+        ...manifest.spec,
+        users: [
+          { name: 'alnum', databases: ['alnum'], password: { type: 'AlphaNumeric' } },
+          { name: 'ascii', databases: ['ascii'], password: { type: 'ASCII' } },
+          { name: 'plain', databases: ['plain'] },
+        ],
+      },
+    } as typeof manifest);
+    await waitReady(env.client, 'typed', 1);
+    const secret = (user: string, key: string) => secretValue(env.client, names.userSecret('typed', user), key);
+    const alnum = await secret('alnum', 'password');
+    assert.match(alnum, /^[A-Za-z0-9]{24}$/);
+    assert.match(await secret('ascii', 'password'), /^[A-Za-z0-9()*+,\-./:;<=>?@[\]^_{|}]{24}$/);
+    assert.match(await secret('plain', 'password'), /^[A-Za-z0-9_-]{32}$/);
+    const jdbc = await secret('ascii', 'jdbc-uri');
+    const parsed = new URL(jdbc.slice('jdbc:'.length));
+    assert.equal(
+      `${parsed.protocol}//${parsed.host}${parsed.pathname}`,
+      'postgresql://typed-primary.default.svc:5432/ascii',
+    );
+    assert.equal(parsed.searchParams.get('user'), 'ascii');
+    assert.equal(parsed.searchParams.get('password'), await secret('ascii', 'password'));
+    // The password in the Secret is the one postgres checks, punctuation and all.
+    const address = await serviceAddress(env.cp, 'default', 'typed-primary', 5432);
+    for (const user of ['alnum', 'ascii']) {
+      const db = await waitFor(
+        `user ${user} to log in`,
+        () => secret(user, 'password').then((p) => connect(address, user, p, user)),
+        60_000,
+        1000,
+      );
+      try {
+        assert.deepEqual((await db.query('select current_user as u')).rows, [{ u: user }]);
+      } finally {
+        await db.end();
+      }
+    }
+  });
+});
