@@ -7,12 +7,14 @@
  *   under a constraint that allows no skew.
  * - Users: `users[].password.type` shapes the generated password (which logs in), and each user
  *   Secret has PGO's `jdbc-uri`.
+ * - Services: `service` shapes `-primary` and `replicaService` `-replicas`, as the API server
+ *   stores them (the node port allocated as asked); a node port on a ClusterIP is refused.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '@kanri/client';
 import { serviceAddress, waitFor } from '@kanri/testenv';
-import type { Pod } from 'kubernetes-types/core/v1.js';
+import type { Pod, Service } from 'kubernetes-types/core/v1.js';
 import { LABEL, names } from '../src/index.js';
 import {
   clusterManifest,
@@ -124,5 +126,37 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
         await db.end();
       }
     }
+  });
+
+  it('shape the -primary Service by service and the -replicas Service by replicaService', async () => {
+    const manifest = clusterManifest('exposed', 1);
+    const refused = await clusters(env.client)
+      .create(
+        { ...manifest, spec: { ...manifest.spec, service: { type: 'ClusterIP', nodePort: 32001 } } } as typeof manifest,
+        { dryRun: true },
+      )
+      .catch((e: Error) => e);
+    assert.match(
+      String(refused),
+      /spec\.service\.nodePort: Invalid value: .*nodePort needs type NodePort or LoadBalancer/,
+    );
+    await clusters(env.client).create({
+      ...manifest,
+      spec: {
+        ...manifest.spec,
+        service: { type: 'NodePort', nodePort: 32001, metadata: { annotations: { 'example.com/owner': 'team-a' } } },
+        replicaService: { type: 'ClusterIP', internalTrafficPolicy: 'Local' },
+      },
+    } as typeof manifest);
+    await waitReady(env.client, 'exposed', 1);
+    const service = (name: string) =>
+      env.client.resource<KubeObject & Service>('v1', 'Service').get(name, { namespace: 'default' });
+    const primary = await service(names.primaryService('exposed'));
+    assert.equal(primary.spec?.type, 'NodePort');
+    assert.equal(primary.spec?.ports?.[0]?.nodePort, 32001);
+    assert.equal(primary.metadata?.annotations?.['example.com/owner'], 'team-a');
+    const replicas = await service(names.replicasService('exposed'));
+    assert.equal(replicas.spec?.type, 'ClusterIP');
+    assert.equal(replicas.spec?.internalTrafficPolicy, 'Local');
   });
 });

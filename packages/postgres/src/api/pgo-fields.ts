@@ -17,7 +17,6 @@ const noJob = (work: string) =>
 
 const RESTORE_JOB = noJob('an in-place restore');
 const CLONE_JOB = noJob("a new cluster's restore");
-const SERVICE_FIELD = notYet('this Service field', 'spec.service sets the type of the -primary and -replicas Services');
 
 /** Path under spec → why it is refused. */
 export const PGO_REFUSED_FIELDS: RefusedFields = {
@@ -124,16 +123,6 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
   port: { type: 'integer', why: notYet('another port than 5432') },
   postGISVersion: { type: 'string', why: "PostGIS is not in Kanri's image; remove it" },
   proxy: { type: 'object', why: notYet('PgBouncer (spec.proxy.pgBouncer)') },
-  replicaService: {
-    type: 'object',
-    why: notYet('replicaService', 'spec.service sets the type of the -primary and -replicas Services'),
-  },
-  'service.externalTrafficPolicy': { type: 'string', why: SERVICE_FIELD },
-  'service.internalTrafficPolicy': { type: 'string', why: SERVICE_FIELD },
-  'service.ipFamilies': { type: 'array', items: 'string', why: SERVICE_FIELD },
-  'service.ipFamilyPolicy': { type: 'string', why: SERVICE_FIELD },
-  'service.metadata': { type: 'object', why: SERVICE_FIELD },
-  'service.nodePort': { type: 'integer', why: SERVICE_FIELD },
   standby: {
     type: 'object',
     why: notYet('standby clusters (spec.standby)', 'to copy a cluster, create one with spec.dataSource'),
