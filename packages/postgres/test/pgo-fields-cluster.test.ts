@@ -9,6 +9,9 @@
  *   Secret has PGO's `jdbc-uri`.
  * - Services: `service` shapes `-primary` and `replicaService` `-replicas`, as the API server
  *   stores them (the node port allocated as asked); a node port on a ClusterIP is refused.
+ * - Switchover: with `patroni.switchover.enabled`, each new value of PGO's trigger-switchover
+ *   annotation moves the primary once, and `status.patroni.switchover` shows it; PGO's Failover
+ *   type is refused, saying why.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -158,5 +161,48 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     const replicas = await service(names.replicasService('exposed'));
     assert.equal(replicas.spec?.type, 'ClusterIP');
     assert.equal(replicas.spec?.internalTrafficPolicy, 'Local');
+  });
+
+  it("switch over once per new value of PGO's trigger annotation", async () => {
+    const manifest = clusterManifest('switcher', 2);
+    const refused = await clusters(env.client)
+      .create(
+        {
+          ...manifest,
+          spec: { ...manifest.spec, patroni: { switchover: { enabled: true, type: 'Failover' } } },
+        } as typeof manifest,
+        { dryRun: true },
+      )
+      .catch((e: Error) => e);
+    assert.match(String(refused), /spec\.patroni\.switchover\.type: Invalid value: .*only Switchover/);
+    await clusters(env.client).create({
+      ...manifest,
+      spec: { ...manifest.spec, patroni: { switchover: { enabled: true } } },
+    } as typeof manifest);
+    const before = (await waitReady(env.client, 'switcher', 2)).status?.primary;
+    const trigger = (value: string) =>
+      clusters(env.client).patch(
+        'switcher',
+        { metadata: { annotations: { 'postgres-operator.crunchydata.com/trigger-switchover': value } } },
+        { namespace: 'default', type: 'merge' },
+      );
+    await trigger('first');
+    const moved = await waitFor(
+      'the primary to move and status.patroni.switchover to say first',
+      async () => {
+        const c = await clusters(env.client).get('switcher', { namespace: 'default' });
+        const primary = c.status?.primary;
+        return primary && primary !== before && c.status?.patroni?.switchover === 'first' ? primary : undefined;
+      },
+      120_000,
+      500,
+    );
+    await waitReady(env.client, 'switcher', 2);
+    // The same value again is no new request: the primary stays where it went.
+    await trigger('first');
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const after = await clusters(env.client).get('switcher', { namespace: 'default' });
+    assert.equal(after.status?.primary, moved);
+    assert.equal(after.metadata?.annotations?.['postgres.kanri.dev/switchover'], undefined, 'no request stands');
   });
 });

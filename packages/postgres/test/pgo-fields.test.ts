@@ -103,6 +103,8 @@ describe('PGO fields Kanri refuses, against a real API server', () => {
         node = (node[name] as Record<string, unknown>[])[0] as Record<string, unknown>;
         named.push(`${name}[0]`);
       } else {
+        // A parent object the base spec leaves out (spec.patroni, say) is made empty.
+        node[name] ??= {};
         node = node[name] as Record<string, unknown>;
         named.push(name);
       }

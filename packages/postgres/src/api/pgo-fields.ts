@@ -116,9 +116,22 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     type: 'boolean',
     why: 'Kanri does not special-case OpenShift: its Pods run as fixed non-root users under the restricted Pod Security Standard; remove it',
   },
-  patroni: {
+  'patroni.dynamicConfiguration': {
     type: 'object',
-    why: 'Kanri does not run Patroni: its high-availability settings are spec.ha (leaseDurationSeconds, synchronous, …) and postgresql.conf settings spec.config.parameters; remove it',
+    why: 'Kanri does not run Patroni: postgresql.conf settings go in spec.config.parameters and high-availability settings in spec.ha (leaseDurationSeconds, synchronous, maximumLagOnFailover, failsafeMode); move them there',
+  },
+  'patroni.leaderLeaseDurationSeconds': {
+    type: 'integer',
+    why: "Kanri's leader Lease is set by spec.ha.leaseDurationSeconds; move it there",
+  },
+  'patroni.logging': { type: 'object', why: 'Kanri does not run Patroni: there is no Patroni log to set; remove it' },
+  'patroni.port': {
+    type: 'integer',
+    why: 'Kanri does not run Patroni: there is no Patroni API port to set; remove it',
+  },
+  'patroni.syncPeriodSeconds': {
+    type: 'integer',
+    why: "Kanri's Lease renewals are timed by spec.ha.retryPeriodSeconds; move it there",
   },
   port: { type: 'integer', why: notYet('another port than 5432') },
   postGISVersion: { type: 'string', why: "PostGIS is not in Kanri's image; remove it" },

@@ -52,6 +52,17 @@ export const postgresClusterStatus = z.object({
     })
     .optional()
     .describe('A switchover in progress.'),
+  patroni: z
+    .object({
+      switchover: z
+        .string()
+        .optional()
+        .describe(
+          "The value of annotation postgres-operator.crunchydata.com/trigger-switchover last served (PGO's status.patroni.switchover).",
+        ),
+    })
+    .optional()
+    .describe("PGO's switchover trigger, as PGO reports it."),
   pgbackrest: pgbackrestStatus.optional(),
   archive: archiveStatus.optional(),
   rollout: z

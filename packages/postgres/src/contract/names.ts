@@ -58,6 +58,12 @@ export const ANNOTATION = {
    */
   switchoverForce: `${GROUP}/switchover-force`,
   /**
+   * On the PostgresCluster, written by the operator with the switchover request it serves: the
+   * value of PGO's trigger-switchover annotation last handed to a switchover
+   * (operator/switchover/pgo-trigger-plan.ts), so each value is served once.
+   */
+  pgoSwitchoverServed: `${GROUP}/pgo-switchover-served`,
+  /**
    * On the primary's Pod, written by the operator only: `<token>:<target>`
    * (contract/switchover-order.ts), one per switchover request. The agent serves each token once
    * and reports it as `switchoverServed`; the operator then removes it.

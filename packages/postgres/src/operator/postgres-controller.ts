@@ -34,6 +34,7 @@ import { reconcileRollout } from './rollout/rollout-actions.js';
 import { dataSourceRefusal } from './secret-consent.js';
 import { reconcileSecretConsent, reportSecretConsent } from './secret-consent-actions.js';
 import { combineOutcomes, reconcileResult, type StepOutcome, withOutcome } from './step-outcome.js';
+import { reconcilePgoTrigger } from './switchover/pgo-trigger-actions.js';
 import { reconcileSwitchover } from './switchover/switchover-actions.js';
 import { reconcilePostgresTls } from './tls/postgres-tls.js';
 import { reconcileMajorUpgrade } from './upgrade/major-upgrade-actions.js';
@@ -136,6 +137,8 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
     step(await reportUnavailableImages(cluster, ctx, pods, observed));
     const { primary } = observed;
     step(await deleteRemovedUserSecrets(cluster, ctx, instancePods, primary));
+    // PGO's trigger annotation becomes a request the next pass serves (the patch wakes it).
+    step(await reconcilePgoTrigger(cluster, ctx));
     const switchover = await reconcileSwitchover(cluster, observed, instancePods, ctx);
     step(switchover ? { status: { switchover } } : {});
     // Until the upgrade's downtime is over, the instances' Pods are the upgrade's, not the rollout's.
