@@ -86,10 +86,6 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     ),
   },
   databaseInitSQL: { type: 'object', why: notYet('databaseInitSQL') },
-  disableDefaultPodScheduling: {
-    type: 'boolean',
-    why: "Kanri's default scheduling is a preferred anti-affinity between a cluster's instances, which spec.instances[].affinity replaces; remove it",
-  },
   'instances[].containers': { type: 'array', why: notYet('extra containers in the instance Pods') },
   'instances[].metadata': { type: 'object', why: notYet('labels and annotations on the instance Pods') },
   'instances[].minAvailable': {
@@ -140,6 +136,5 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     type: 'object',
     why: notYet('standby clusters (spec.standby)', 'to copy a cluster, create one with spec.dataSource'),
   },
-  supplementalGroups: { type: 'array', items: 'integer', why: notYet('supplementalGroups') },
   userInterface: { type: 'object', why: 'pgAdmin is not part of Kanri; remove it' },
 };

@@ -292,6 +292,19 @@ export const postgresClusterSpec = z
       .describe(
         'Secrets with the registry credentials the nodes pull the image of the instances and the repo host with.',
       ),
+    supplementalGroups: z
+      .array(z.number().int().min(1).max(2147483647))
+      .max(32)
+      .optional()
+      .describe(
+        'Supplemental groups of the instance and repo host Pods, as in PGO: for storage that grants access to a group.',
+      ),
+    disableDefaultPodScheduling: z
+      .boolean()
+      .optional()
+      .describe(
+        "Leave out Kanri's default scheduling, a preferred anti-affinity between a cluster's instances (an instance set's affinity replaces it anyway).",
+      ),
     instances: z
       .array(instanceSet)
       .min(1)

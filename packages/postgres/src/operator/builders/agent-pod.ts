@@ -17,6 +17,13 @@ export const AGENT_POD_SECURITY: PodSecurityContext = {
   seccompProfile: { type: 'RuntimeDefault' },
 };
 
+/** The Pod security context of a cluster's Pods: AGENT_POD_SECURITY with the spec's supplemental groups. */
+export function agentPodSecurity(supplementalGroups: readonly number[] | undefined): PodSecurityContext {
+  return supplementalGroups?.length
+    ? { ...AGENT_POD_SECURITY, supplementalGroups: [...supplementalGroups] }
+    : AGENT_POD_SECURITY;
+}
+
 export const AGENT_CONTAINER_SECURITY: Container['securityContext'] = {
   allowPrivilegeEscalation: false,
   readOnlyRootFilesystem: true,

@@ -74,3 +74,26 @@ it("carries PGO's image pull and placement fields into the instance and repo hos
     assert.equal(plain.spec?.[key], undefined, key);
   assert.equal(plain.spec?.containers?.[0]?.imagePullPolicy, undefined);
 });
+
+it('adds supplementalGroups to both Pods, and leaves out the default anti-affinity with disableDefaultPodScheduling', () => {
+  const grouped = {
+    ...cluster,
+    spec: { ...cluster.spec, supplementalGroups: [65534], disableDefaultPodScheduling: true },
+  } as unknown as PostgresCluster;
+  const pod = instancePod({ cluster: grouped, name: 'db-i-0', set: 'i', setIndex: 0, bootstrap: 'initdb' });
+  assert.deepEqual(pod.spec?.securityContext?.supplementalGroups, [65534]);
+  assert.equal(pod.spec?.securityContext?.runAsNonRoot, true, 'the rest of the security context stands');
+  assert.deepEqual(repoHostPod(grouped).spec?.securityContext?.supplementalGroups, [65534]);
+  assert.equal(pod.spec?.affinity, undefined);
+  const plain = instancePod({ cluster, name: 'db-i-0', set: 'i', setIndex: 0, bootstrap: 'initdb' });
+  assert.ok(plain.spec?.affinity?.podAntiAffinity, 'the default spreads instances over nodes');
+  assert.equal(plain.spec?.securityContext?.supplementalGroups, undefined);
+  // An instance set's own affinity wins either way.
+  const own = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } };
+  const set = { ...grouped, spec: { ...grouped.spec, instances: [{ ...grouped.spec.instances[0], affinity: own }] } };
+  assert.deepEqual(
+    instancePod({ cluster: set as PostgresCluster, name: 'db-i-0', set: 'i', setIndex: 0, bootstrap: 'initdb' }).spec
+      ?.affinity,
+    own,
+  );
+});

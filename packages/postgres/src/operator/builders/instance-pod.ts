@@ -12,7 +12,7 @@ import {
   PGBACKREST_SOURCE_CONF_DIR,
   PORT,
 } from '../../contract/index.js';
-import { AGENT_CONTAINER_SECURITY, AGENT_POD_SECURITY, AGENT_PROBES, identityEnv } from './agent-pod.js';
+import { AGENT_CONTAINER_SECURITY, AGENT_PROBES, agentPodSecurity, identityEnv } from './agent-pod.js';
 import { instanceLabels } from './labels.js';
 
 export function defaultImage(postgresVersion: number): string {
@@ -86,7 +86,7 @@ export function instancePod(input: InstancePodInput): Pod {
       // waits only for its own children, so a detached tool (pgBackRest's async archive-push) that
       // ends would stay a zombie.
       shareProcessNamespace: true,
-      securityContext: AGENT_POD_SECURITY,
+      securityContext: agentPodSecurity(spec.supplementalGroups),
       containers: [
         {
           name: 'postgres',
@@ -122,20 +122,7 @@ export function instancePod(input: InstancePodInput): Pod {
         credentials,
         ...backupVolumes,
       ],
-      affinity: instanceSet?.affinity ?? {
-        // Spread instances over nodes when possible: losing a node must not take primary and replica.
-        podAntiAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [
-            {
-              weight: 100,
-              podAffinityTerm: {
-                topologyKey: 'kubernetes.io/hostname',
-                labelSelector: { matchLabels: { [LABEL.cluster]: clusterName } },
-              },
-            },
-          ],
-        },
-      },
+      ...affinityOf(instanceSet?.affinity, spec.disableDefaultPodScheduling, clusterName),
       ...(instanceSet?.tolerations ? { tolerations: instanceSet.tolerations } : {}),
       ...(instanceSet?.topologySpreadConstraints
         ? { topologySpreadConstraints: instanceSet.topologySpreadConstraints }
@@ -144,4 +131,30 @@ export function instancePod(input: InstancePodInput): Pod {
       ...(spec.imagePullSecrets ? { imagePullSecrets: spec.imagePullSecrets } : {}),
     },
   } as Pod;
+}
+
+/** An instance set's affinity, else the default one unless the spec turns it off. */
+function affinityOf(
+  affinity: Record<string, unknown> | undefined,
+  noDefault: boolean | undefined,
+  clusterName: string,
+): { affinity?: Record<string, unknown> } {
+  if (affinity) return { affinity };
+  if (noDefault) return {};
+  return {
+    affinity: {
+      // Spread instances over nodes when possible: losing a node must not take primary and replica.
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: 'kubernetes.io/hostname',
+              labelSelector: { matchLabels: { [LABEL.cluster]: clusterName } },
+            },
+          },
+        ],
+      },
+    },
+  };
 }

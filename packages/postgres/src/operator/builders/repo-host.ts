@@ -21,7 +21,7 @@ import {
   REPO_HOST_LABEL,
   repoVolumePath,
 } from '../../contract/index.js';
-import { AGENT_CONTAINER_SECURITY, AGENT_POD_SECURITY, AGENT_PROBES, identityEnv } from './agent-pod.js';
+import { AGENT_CONTAINER_SECURITY, AGENT_PROBES, agentPodSecurity, identityEnv } from './agent-pod.js';
 import { defaultImage } from './instance-pod.js';
 import { clusterLabels } from './labels.js';
 
@@ -128,7 +128,7 @@ export function repoHostPod(cluster: PostgresCluster): Pod {
     // waits only for its own children, so a detached tool (pgBackRest's async archive-push) that
     // ends would stay a zombie.
     shareProcessNamespace: true,
-    securityContext: AGENT_POD_SECURITY,
+    securityContext: agentPodSecurity(spec.supplementalGroups),
     containers: [
       {
         name: 'pgbackrest',
