@@ -109,15 +109,31 @@ async function otherMajorsSideBySide(kube: KubeClient, real: boolean): Promise<R
       host = pods.items[0]?.status?.podIP;
     }
     assert.ok(host, `an address for ${cluster}`);
-    const db = new pg.Client({
-      host,
-      port: 5432,
-      user: 'app',
-      password,
-      database: 'app',
-      connectionTimeoutMillis: 5000,
-    });
-    await db.connect();
+    // Ready comes before the primary's pass over spec.users has made the role and database: a
+    // fresh cluster's app may briefly be refused (database "app" does not exist), as any client is.
+    const db = await waitFor(
+      `user app to log in to ${cluster}`,
+      async () => {
+        const client = new pg.Client({
+          host,
+          port: 5432,
+          user: 'app',
+          password,
+          database: 'app',
+          connectionTimeoutMillis: 5000,
+        });
+        try {
+          await client.connect();
+          return client;
+        } catch (error) {
+          await client.end().catch(() => {});
+          if (/does not exist|authentication failed/.test(String(error))) return undefined;
+          throw error;
+        }
+      },
+      60_000,
+      1000,
+    );
     try {
       versions[major] = Number((await db.query('show server_version_num')).rows[0].server_version_num);
     } finally {
