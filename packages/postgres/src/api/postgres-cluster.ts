@@ -5,11 +5,14 @@
  */
 import { defineResource } from '@kanri/api';
 import { z } from 'zod';
-import { GROUP, HA_DEFAULTS, KIND, PLURAL } from '../contract/index.js';
+import { GROUP, KIND, PLURAL } from '../contract/index.js';
 import { backups, dataSource } from './backups.js';
+import { ha } from './ha.js';
 import { parameterRules, synchronousCommitRule } from './parameter-rules.js';
+import { patroni } from './patroni.js';
 import { PGO_REFUSED_FIELDS } from './pgo-fields.js';
 import { postgresClusterStatus } from './postgres-cluster-status.js';
+import { serviceSpec } from './service-spec.js';
 import { volumeClaimSpec } from './volume-claim-spec.js';
 
 const NEW_SET_NAME_MESSAGE =
@@ -74,64 +77,6 @@ const instanceSet = z
   })
   .describe('A set of identical instances.');
 
-/** PGO's ServiceSpec: how one of the cluster's Services is exposed. */
-const serviceSpec = (which: string) =>
-  z
-    .object({
-      type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']).default('ClusterIP').describe('Service type.'),
-      nodePort: z
-        .number()
-        .int()
-        .min(1)
-        .max(65535)
-        .optional()
-        .describe(
-          "The node port, with type NodePort or LoadBalancer; it must be in the API server's node port range (default 30000-32767). Default: one the API server allocates.",
-        ),
-      metadata: z
-        .object({
-          labels: z.record(z.string(), z.string()).optional().describe("Labels added to the Service; Kanri's own win."),
-          annotations: z
-            .record(z.string(), z.string())
-            .optional()
-            .describe("Annotations added to the Service (a cloud load balancer's settings, say)."),
-        })
-        .optional()
-        .describe('Labels and annotations of the Service.'),
-      externalTrafficPolicy: z
-        .enum(['Cluster', 'Local'])
-        .optional()
-        .describe('With type NodePort or LoadBalancer: whether external traffic goes to node-local endpoints only.'),
-      internalTrafficPolicy: z
-        .enum(['Cluster', 'Local'])
-        .optional()
-        .describe('Whether traffic from inside the cluster goes to node-local endpoints only.'),
-      ipFamilies: z
-        .array(z.enum(['IPv4', 'IPv6']))
-        .max(2)
-        .optional()
-        .describe('IP families of the Service.'),
-      ipFamilyPolicy: z
-        .enum(['SingleStack', 'PreferDualStack', 'RequireDualStack'])
-        .optional()
-        .describe('Single or dual stack.'),
-    })
-    .meta({
-      'x-kubernetes-validations': [
-        {
-          rule: "!has(self.nodePort) || self.type != 'ClusterIP'",
-          message: 'nodePort needs type NodePort or LoadBalancer',
-          fieldPath: '.nodePort',
-        },
-        {
-          rule: "!has(self.externalTrafficPolicy) || self.type != 'ClusterIP'",
-          message: 'externalTrafficPolicy needs type NodePort or LoadBalancer',
-          fieldPath: '.externalTrafficPolicy',
-        },
-      ],
-    })
-    .describe(`The ${which} Service, as PGO's ServiceSpec.`);
-
 const user = z
   .object({
     name: z
@@ -173,70 +118,6 @@ const user = z
       .describe('Role options as in ALTER ROLE, e.g. "CREATEDB CONNECTION LIMIT 10".'),
   })
   .describe('A database user with a generated password kept in Secret <cluster>-pguser-<name>.');
-
-const ha = z
-  .object({
-    leaseDurationSeconds: z
-      .number()
-      .int()
-      .min(2)
-      .default(HA_DEFAULTS.leaseDurationSeconds)
-      .describe('How long a primary lease is valid without renewal. Failover starts after it expires.'),
-    renewDeadlineSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .default(HA_DEFAULTS.renewDeadlineSeconds)
-      .describe('A primary that cannot renew its lease within this time stops accepting writes (fencing).'),
-    retryPeriodSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .default(HA_DEFAULTS.retryPeriodSeconds)
-      .describe('Interval between lease renewals and attempts.'),
-    maximumLagOnFailover: z
-      .number()
-      .int()
-      .min(0)
-      .default(HA_DEFAULTS.maximumLagOnFailover)
-      .describe('A replica lagging more bytes than this is never promoted.'),
-    failsafeMode: z
-      .boolean()
-      .default(HA_DEFAULTS.failsafeMode)
-      .describe(
-        'While the API server cannot be reached, the primary keeps taking writes as long as every other instance confirms over the peer API that it follows it (and then refuses to take over for a lease duration). Off, an outage longer than the renew deadline stops the primary (fencing). See the README for when to turn it off.',
-      ),
-    synchronous: z
-      .object({
-        number: z
-          .number()
-          .int()
-          .min(1)
-          .default(1)
-          .describe('How many replicas must have each commit before it is acknowledged.'),
-      })
-      .optional()
-      .describe(
-        'Synchronous replication: a commit is acknowledged only once `number` replicas have it, and only those replicas may be promoted, so no acknowledged commit is lost on failover (RPO 0). Commits wait while fewer replicas are healthy.',
-      ),
-  })
-  .meta({
-    'x-kubernetes-validations': [
-      {
-        rule: 'self.renewDeadlineSeconds < self.leaseDurationSeconds',
-        message: 'renewDeadlineSeconds must be less than leaseDurationSeconds',
-        fieldPath: '.renewDeadlineSeconds',
-      },
-      {
-        // The elector's own rule (runtime's electionTimingProblems): more than one renewal try per deadline.
-        rule: 'self.retryPeriodSeconds * 6 < self.renewDeadlineSeconds * 5',
-        message:
-          'renewDeadlineSeconds must exceed 1.2 × retryPeriodSeconds (the leader election polls every retryPeriod, jittered up to 1.2×)',
-        fieldPath: '.retryPeriodSeconds',
-      },
-    ],
-  })
-  .describe('High availability: the leader lease and failover limits.');
 
 const tls = z
   .object({
@@ -344,47 +225,7 @@ export const postgresClusterSpec = z
       .describe('PostgreSQL configuration.'),
     service: serviceSpec('<name>-primary (read-write)').optional(),
     replicaService: serviceSpec('<name>-replicas (read-only)').optional(),
-    patroni: z
-      .object({
-        switchover: z
-          .object({
-            enabled: z
-              .boolean()
-              .default(false)
-              .describe(
-                'Serve annotation postgres-operator.crunchydata.com/trigger-switchover: each new value is one switchover.',
-              ),
-            targetInstance: z
-              .string()
-              .min(1)
-              .max(63)
-              .optional()
-              .describe(
-                "The replica Pod to hand the primary role to. Default: the best replica (Kanri's switchover picks it).",
-              ),
-            type: z
-              .string()
-              .default('Switchover')
-              .meta({
-                'x-kubernetes-validations': [
-                  {
-                    rule: "self == 'Switchover'",
-                    message:
-                      "only Switchover: PGO's Failover (promoting targetInstance while the primary is down) is not implemented by Kanri, which fails over by itself when the primary is lost",
-                  },
-                ],
-              })
-              .describe('Switchover (the only type Kanri takes).'),
-          })
-          .optional()
-          .describe(
-            "PGO's switchover trigger, served by Kanri's switchover (as annotation postgres.kanri.dev/switchover is); status.patroni.switchover shows the value last served.",
-          ),
-      })
-      .optional()
-      .describe(
-        "PGO's Patroni settings: Kanri does not run Patroni, and takes only switchover from here (its high-availability settings are spec.ha).",
-      ),
+    patroni: patroni.optional(),
     ha: ha.optional(),
     tls: tls.optional(),
     enableSuperuserAccess: z
