@@ -15,6 +15,20 @@ const notYet = (what: string, instead?: string) =>
 const noJob = (work: string) =>
   `Kanri runs ${work} in the instance Pods, not in a Job of its own, so this does not apply; remove it`;
 
+const OWN_REPOSITORY =
+  "an in-place restore restores this cluster from its own repository; to restore another cluster's backups, create a cluster with spec.dataSource; remove it";
+
+/** The scheduling and resource fields of a Job PGO runs at `prefix`, each refused with `why`. */
+function jobFields(prefix: string, why: string): RefusedFields {
+  return {
+    [`${prefix}.affinity`]: { type: 'object', why },
+    [`${prefix}.priorityClassName`]: { type: 'string', why },
+    [`${prefix}.resources`]: { type: 'object', why },
+    [`${prefix}.tolerations`]: { type: 'array', why },
+    [`${prefix}.volumes`]: { type: 'object', why },
+  };
+}
+
 const RESTORE_JOB = noJob('an in-place restore');
 const CLONE_JOB = noJob("a new cluster's restore");
 
@@ -34,19 +48,15 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     type: 'object',
     why: notYet("the repo host's scheduling and resources", 'it runs with defaults'),
   },
-  'backups.pgbackrest.restore.affinity': { type: 'object', why: RESTORE_JOB },
+  ...jobFields('backups.pgbackrest.restore', RESTORE_JOB),
   'backups.pgbackrest.restore.clusterName': {
     type: 'string',
-    why: "an in-place restore restores this cluster from its own repository; to restore another cluster's backups, create a cluster with spec.dataSource; remove it",
+    why: OWN_REPOSITORY,
   },
   'backups.pgbackrest.restore.clusterNamespace': {
     type: 'string',
-    why: "an in-place restore restores this cluster from its own repository; to restore another cluster's backups, create a cluster with spec.dataSource; remove it",
+    why: OWN_REPOSITORY,
   },
-  'backups.pgbackrest.restore.priorityClassName': { type: 'string', why: RESTORE_JOB },
-  'backups.pgbackrest.restore.resources': { type: 'object', why: RESTORE_JOB },
-  'backups.pgbackrest.restore.tolerations': { type: 'array', why: RESTORE_JOB },
-  'backups.pgbackrest.restore.volumes': { type: 'object', why: RESTORE_JOB },
   'backups.pgbackrest.sidecars': {
     type: 'object',
     why: "Kanri's agent runs pgBackRest itself; there is no pgBackRest sidecar; remove it",
@@ -64,20 +74,12 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
     type: 'object',
     why: 'Kanri names this spec.tls.serverSecret (a Secret with tls.crt, tls.key and ca.crt, naming <cluster>-primary.<namespace>.svc); move it there',
   },
-  'dataSource.pgbackrest.affinity': { type: 'object', why: CLONE_JOB },
-  'dataSource.pgbackrest.priorityClassName': { type: 'string', why: CLONE_JOB },
-  'dataSource.pgbackrest.resources': { type: 'object', why: CLONE_JOB },
-  'dataSource.pgbackrest.tolerations': { type: 'array', why: CLONE_JOB },
-  'dataSource.pgbackrest.volumes': { type: 'object', why: CLONE_JOB },
-  'dataSource.postgresCluster.affinity': { type: 'object', why: CLONE_JOB },
+  ...jobFields('dataSource.pgbackrest', CLONE_JOB),
+  ...jobFields('dataSource.postgresCluster', CLONE_JOB),
   'dataSource.postgresCluster.clusterNamespace': {
     type: 'string',
     why: "a clone's source must be in the clone's namespace: a cluster of another namespace cannot lend its backups; remove it",
   },
-  'dataSource.postgresCluster.priorityClassName': { type: 'string', why: CLONE_JOB },
-  'dataSource.postgresCluster.resources': { type: 'object', why: CLONE_JOB },
-  'dataSource.postgresCluster.tolerations': { type: 'array', why: CLONE_JOB },
-  'dataSource.postgresCluster.volumes': { type: 'object', why: CLONE_JOB },
   'dataSource.volumes': {
     type: 'object',
     why: notYet(
