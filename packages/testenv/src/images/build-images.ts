@@ -65,6 +65,32 @@ export function archiveStem(tag: string): string {
 }
 
 /**
+ * The archive of `images` under `name`, version `id`: reused when it exists, else exported. Only
+ * the newest archive of a name is kept: each is a few hundred MB.
+ */
+async function ensureArchive(
+  builder: ImageBuilder,
+  archives: string,
+  name: string,
+  id: string,
+  images: readonly string[],
+): Promise<{ archive: string; bytes: number }> {
+  const stem = archiveStem(name);
+  const archive = join(archives, `${stem}-${id.slice(0, 12)}.oci.tar`);
+  const kept = await stat(archive).then(
+    (s) => s.size,
+    () => undefined,
+  );
+  if (kept !== undefined) return { archive, bytes: kept };
+  await builder.exportArchive(images, archive);
+  for (const file of await readdir(archives)) {
+    if (file.startsWith(`${stem}-`) && join(archives, file) !== archive)
+      await rm(join(archives, file), { force: true });
+  }
+  return { archive, bytes: (await stat(archive)).size };
+}
+
+/**
  * Builds every image of `builds`, in order, and returns each with its archive.
  *
  * @example
@@ -91,27 +117,8 @@ export async function buildImages(
     for (const build of builds) {
       const started = performance.now();
       const id = await builder.build(build);
-      const stem = archiveStem(build.tag);
-      const archive = join(archives, `${stem}-${id.slice(0, 12)}.oci.tar`);
-      const bytes = await stat(archive).then(
-        (s) => s.size,
-        () => undefined,
-      );
-      if (bytes === undefined) {
-        await builder.exportArchive(build.tag, archive);
-        // Only the newest archive of a tag is kept: each is a few hundred MB.
-        for (const file of await readdir(archives)) {
-          if (file.startsWith(`${stem}-`) && join(archives, file) !== archive)
-            await rm(join(archives, file), { force: true });
-        }
-      }
-      built.push({
-        tag: build.tag,
-        id,
-        archive,
-        bytes: bytes ?? (await stat(archive)).size,
-        ms: Math.round(performance.now() - started),
-      });
+      const { archive, bytes } = await ensureArchive(builder, archives, build.tag, id, [build.tag]);
+      built.push({ tag: build.tag, id, archive, bytes, ms: Math.round(performance.now() - started) });
     }
     return built;
   });
@@ -155,23 +162,8 @@ export async function buildImageSet(
     const key = createHash('sha256')
       .update(builds.map((b, i) => `${b.tag}=${ids[i]}`).join('\n'))
       .digest('hex');
-    const stem = archiveStem(name);
-    const archive = join(archives, `${stem}-${key.slice(0, 12)}.oci.tar`);
-    let bytes = await stat(archive).then(
-      (s) => s.size,
-      () => undefined,
-    );
-    if (bytes === undefined) {
-      await builder.exportArchive(
-        builds.map((b) => b.tag),
-        archive,
-      );
-      bytes = (await stat(archive)).size;
-      for (const file of await readdir(archives)) {
-        if (file.startsWith(`${stem}-`) && join(archives, file) !== archive)
-          await rm(join(archives, file), { force: true });
-      }
-    }
-    return { tags: builds.map((b) => b.tag), archive, bytes, ms: Math.round(performance.now() - started) };
+    const tags = builds.map((b) => b.tag);
+    const { archive, bytes } = await ensureArchive(builder, archives, name, key, tags);
+    return { tags, archive, bytes, ms: Math.round(performance.now() - started) };
   });
 }
