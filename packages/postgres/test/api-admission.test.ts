@@ -229,6 +229,102 @@ describe('PostgresCluster admission against a real API server', () => {
     assert.equal(ok.spec.ha?.synchronous?.number, 1);
   });
 
+  it('lets a data volume grow but never shrink, and refuses auto-grow without a size to grow to', async () => {
+    const sized = (storage: string, extra: Record<string, unknown> = {}) => ({
+      ...volume,
+      resources: { requests: { storage } },
+      ...extra,
+    });
+    const cluster = (name: string, sets: { name?: string; storage: string }[]) =>
+      ({
+        metadata: { name, namespace: 'default' },
+        spec: {
+          postgresVersion: 15,
+          instances: sets.map((set) => ({
+            ...(set.name ? { name: set.name } : {}),
+            replicas: 1,
+            dataVolumeClaimSpec: sized(set.storage),
+          })),
+        },
+      }) as PostgresCluster;
+    const resize = async (name: string, sets: { name?: string; storage: string }[]) => {
+      const current = await clusters().get(name, { namespace: 'default' });
+      return clusters()
+        .update({ ...cluster(name, sets), metadata: current.metadata })
+        .then(
+          () => 'admitted',
+          (e: Error) => e.message,
+        );
+    };
+    await clusters().create(
+      cluster('grow-named', [
+        { name: 'a', storage: '1Gi' },
+        { name: 'b', storage: '1Gi' },
+      ]),
+    );
+    assert.equal(
+      await resize('grow-named', [
+        { name: 'a', storage: '1536Mi' },
+        { name: 'b', storage: '1Gi' },
+      ]),
+      'admitted',
+    );
+    const shrunk = await resize('grow-named', [
+      { name: 'a', storage: '1Gi' },
+      { name: 'b', storage: '1Gi' },
+    ]);
+    assert.match(shrunk, /spec\.instances: Invalid value: .*requests\.storage cannot be lowered/);
+    // A set that is new (no old one of its name) may be any size.
+    assert.equal(
+      await resize('grow-named', [
+        { name: 'a', storage: '1536Mi' },
+        { name: 'b', storage: '1Gi' },
+        { name: 'c', storage: '512Mi' },
+      ]),
+      'admitted',
+    );
+    await clusters().create(cluster('grow-one', [{ storage: '2Gi' }]));
+    assert.match(await resize('grow-one', [{ storage: '1Gi' }]), /cannot be lowered/);
+    assert.equal(await resize('grow-one', [{ storage: '3Gi' }]), 'admitted');
+
+    const autoGrowOnly = await rejection({
+      postgresVersion: 15,
+      instances: [{ dataVolumeClaimSpec: sized('1Gi', { autoGrow: { trigger: 80 } }) }],
+    });
+    assert.match(
+      autoGrowOnly,
+      /spec\.instances\[0\]\.dataVolumeClaimSpec\.autoGrow: Invalid value: .*set the size it may grow to/,
+    );
+    const limitBelow = await rejection({
+      postgresVersion: 15,
+      instances: [
+        {
+          dataVolumeClaimSpec: { ...volume, resources: { requests: { storage: '2Gi' }, limits: { storage: '1Gi' } } },
+        },
+      ],
+    });
+    assert.match(limitBelow, /resources\.limits\.storage: Invalid value: .*must not be less than/);
+    const ok = await clusters().create(
+      {
+        metadata: { name: 'auto-grow', namespace: 'default' },
+        spec: {
+          postgresVersion: 15,
+          instances: [
+            {
+              dataVolumeClaimSpec: {
+                ...volume,
+                resources: { requests: { storage: '1Gi' }, limits: { storage: '4Gi' } },
+                autoGrow: { maxGrow: '512Mi' },
+              },
+            },
+          ],
+        },
+      } as PostgresCluster,
+      { dryRun: true },
+    );
+    assert.equal(ok.spec.instances[0]?.dataVolumeClaimSpec.autoGrow?.trigger, 75, "PGO's default trigger");
+  });
+
   it('rejects role options outside the allow-list (no SQL through options)', async () => {
     const message = await rejection({
       postgresVersion: 15,

@@ -12,13 +12,16 @@
  * - Switchover: with `patroni.switchover.enabled`, each new value of PGO's trigger-switchover
  *   annotation moves the primary once, and `status.patroni.switchover` shows it; PGO's Failover
  *   type is refused, saying why.
+ * - databaseInitSQL: a script that fails is reported (status and a Warning Event, psql's error
+ *   named) and not recorded; once its text changes it runs, `\c` and all, after spec.users'
+ *   database exists, and is recorded; a failover does not run it again.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '@kanri/client';
 import { serviceAddress, waitFor } from '@kanri/testenv';
-import type { Pod, Service } from 'kubernetes-types/core/v1.js';
-import { LABEL, names } from '../src/index.js';
+import type { ConfigMap, Pod, Service } from 'kubernetes-types/core/v1.js';
+import { ANNOTATION, LABEL, names } from '../src/index.js';
 import {
   clusterManifest,
   clusters,
@@ -204,5 +207,119 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     const after = await clusters(env.client).get('switcher', { namespace: 'default' });
     assert.equal(after.status?.primary, moved);
     assert.equal(after.metadata?.annotations?.['postgres.kanri.dev/switchover'], undefined, 'no request stands');
+  });
+
+  it('run databaseInitSQL once, after the users, and again only once a failed text changes', async () => {
+    const configMaps = env.client.resource<KubeObject & ConfigMap>('v1', 'ConfigMap');
+    const sql = (body: string) => ({
+      apiVersion: 'v1' as const,
+      kind: 'ConfigMap' as const,
+      metadata: { name: 'init-sql', namespace: 'default' },
+      data: { 'init.sql': body },
+    });
+    // Fails on its second statement: the first has committed, so running this text again would fail on it.
+    await configMaps.create(sql('\\c app\nCREATE TABLE partial (i int);\nSELECT no_such_function();\n'));
+    await clusters(env.client).create(
+      clusterManifest('initsql', 2, {
+        users: [{ name: 'app', databases: ['app'] }],
+        databaseInitSQL: { name: 'init-sql', key: 'init.sql' },
+      }),
+    );
+    const status = () =>
+      clusters(env.client)
+        .get('initsql', { namespace: 'default' })
+        .then((c) => c.status);
+    const failed = await waitFor(
+      'status.databaseInitSQLRun to report the failure',
+      async () => {
+        const run = (await status())?.databaseInitSQLRun;
+        return run?.result === 'Failed' && run.sha256 !== '' ? run : undefined;
+      },
+      180_000,
+      500,
+    );
+    assert.match(failed.message ?? '', /function no_such_function\(\) does not exist/);
+    assert.equal((await status())?.databaseInitSQL, undefined, 'a failed run is not recorded');
+    const role = await env.client
+      .resource<KubeObject & { rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[] }>(
+        'rbac.authorization.k8s.io/v1',
+        'Role',
+      )
+      .get(names.instanceServiceAccount('initsql'), { namespace: 'default' });
+    assert.deepEqual(
+      role.rules
+        .filter((r) => r.resources.includes('configmaps') && r.verbs.includes('get'))
+        .map((r) => r.resourceNames),
+      [['init-sql']],
+      'the agents may get only the ConfigMap the field names',
+    );
+    const events = await env.client.resource<KubeObject & { reason?: string; type?: string; note?: string }>(
+      'events.k8s.io/v1',
+      'Event',
+    );
+    const warning = await waitFor(
+      'a Warning Event for the failed run',
+      async () =>
+        (await events.list({ namespace: 'default' })).items.find(
+          (e) => e.reason === 'DatabaseInitSQL' && e.type === 'Warning' && /no_such_function/.test(e.note ?? ''),
+        ),
+      30_000,
+      500,
+    );
+    assert.ok(warning);
+
+    await configMaps.update(
+      sql('\\c app\nCREATE TABLE init_runs (at timestamptz DEFAULT now());\nINSERT INTO init_runs DEFAULT VALUES;\n'),
+    );
+    // The primary looks again at its next pass over the users (at most 30 s).
+    const ran = await waitFor(
+      'status.databaseInitSQL to record the ConfigMap',
+      async () => {
+        const s = await status();
+        return s?.databaseInitSQL === 'init-sql' ? s : undefined;
+      },
+      90_000,
+      500,
+    );
+    assert.equal(ran.databaseInitSQLRun?.result, 'Succeeded');
+    assert.notEqual(ran.databaseInitSQLRun?.sha256, failed.sha256);
+    const password = await secretValue(env.client, names.superuserSecret('initsql'), 'password');
+    const countRuns = async () => {
+      const db = await connect(
+        await serviceAddress(env.cp, 'default', 'initsql-primary', 5432),
+        'postgres',
+        password,
+        'app',
+      );
+      try {
+        return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM init_runs')).rows[0]?.n;
+      } finally {
+        await db.end();
+      }
+    };
+    assert.equal(await countRuns(), 1, "the SQL ran in spec.users' database, once");
+
+    // A new primary reads the status: it does not run the SQL again.
+    const before = (await waitReady(env.client, 'initsql', 2)).status?.primary ?? '';
+    await env.client.resource('v1', 'Pod').delete(before, { namespace: 'default' });
+    const after = await waitFor(
+      'a new primary that has made its pass over the users',
+      async () => {
+        const c = await clusters(env.client).get('initsql', { namespace: 'default' });
+        const primary = c.status?.primary;
+        if (!primary || primary === before) return undefined;
+        const pod = await env.client.resource<KubeObject & Pod>('v1', 'Pod').get(primary, { namespace: 'default' });
+        const report = JSON.parse(pod.metadata?.annotations?.[ANNOTATION.status] ?? '{}');
+        return report.users ? { primary, report } : undefined;
+      },
+      120_000,
+      500,
+    );
+    // The SQL would have run right after that pass, in the same lap.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const pod = await env.client.resource<KubeObject & Pod>('v1', 'Pod').get(after.primary, { namespace: 'default' });
+    assert.equal(JSON.parse(pod.metadata?.annotations?.[ANNOTATION.status] ?? '{}').databaseInitSQL, undefined);
+    assert.equal(await countRuns(), 1, 'the new primary did not run it again');
+    assert.equal((await status())?.databaseInitSQL, 'init-sql');
   });
 });

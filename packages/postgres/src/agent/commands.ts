@@ -28,6 +28,8 @@ export interface RunOptions {
   readonly log: Logger;
   readonly redactor: Redactor;
   readonly signal?: AbortSignal;
+  /** Written to the tool's standard input, which is closed after it; without it there is none. */
+  readonly input?: string;
 }
 
 /** Runs a tool to completion; rejects with a redacted message naming it and its last output lines. */
@@ -38,8 +40,11 @@ export function runCommand(command: string, args: readonly string[], options: Ru
     const child = spawn(file, argv, {
       env: options.env ?? process.env,
       cwd: options.cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    // A tool that exits before reading all of it closes the pipe: its exit code says why, not EPIPE.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(options.input);
     const tail: string[] = [];
     const onLine = (line: string) => {
       if (!line.trim()) return;

@@ -205,6 +205,7 @@ export class InstanceAgent implements HealthSource {
       backups: () => backups,
       controlLimits: async () => (await readControlData(options.pgBin, config.pgdata, options.redactor)).limits,
       diskFull: this.#ctx.diskFull,
+      dataVolume: () => disk.volume,
       peerKey: identity.publicKeyPem,
     });
   }

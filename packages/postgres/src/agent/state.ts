@@ -139,6 +139,11 @@ export class AgentStateStore {
     this.#set({ decisions: { ...this.#state.decisions, users } });
   }
 
+  /** The primary ran spec.databaseInitSQL, or could not read it. */
+  reportDatabaseInitSql(databaseInitSQL: NonNullable<ReportDecisions['databaseInitSQL']>): void {
+    this.#set({ decisions: { ...this.#state.decisions, databaseInitSQL } });
+  }
+
   /** A major upgrade's pre-flight check ended (the primary), or the upgrade on this instance moved on. */
   reportUpgrade(report: Pick<ReportDecisions, 'upgradeCheck'> | Pick<ReportDecisions, 'upgrade'>): void {
     this.#set({ decisions: { ...this.#state.decisions, ...report } });

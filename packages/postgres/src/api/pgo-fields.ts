@@ -87,7 +87,6 @@ export const PGO_REFUSED_FIELDS: RefusedFields = {
       'clone with spec.dataSource.postgresCluster or restore with spec.dataSource.pgbackrest',
     ),
   },
-  databaseInitSQL: { type: 'object', why: notYet('databaseInitSQL') },
   'instances[].containers': { type: 'array', why: notYet('extra containers in the instance Pods') },
   'instances[].metadata': { type: 'object', why: notYet('labels and annotations on the instance Pods') },
   'instances[].minAvailable': {

@@ -4,6 +4,7 @@
  */
 import { conditionSchema } from '@kanri/api';
 import { z } from 'zod';
+import { databaseInitSqlRunSchema } from '../contract/index.js';
 import { archiveStatus, pgbackrestStatus } from './backup-status.js';
 import { majorUpgradeStatus } from './major-upgrade-status.js';
 
@@ -27,6 +28,13 @@ export const postgresClusterStatus = z.object({
         timeline: z.number().int().optional(),
         lagBytes: z.number().int().optional(),
         version: z.string().optional().describe('The server version this instance reports, e.g. 16.15.'),
+        dataVolume: z
+          .object({
+            sizeBytes: z.number().int().describe("The data volume's filesystem size."),
+            availableBytes: z.number().int().describe('What is free of it.'),
+          })
+          .optional()
+          .describe('The data volume as `df` in the Pod shows it, as of its last report.'),
       }),
     )
     .optional(),
@@ -41,6 +49,13 @@ export const postgresClusterStatus = z.object({
     .array(z.object({ name: z.string(), reason: z.string() }))
     .optional()
     .describe('Roles of users no longer in spec.users that are kept, and why (see spec.userRemovalPolicy).'),
+  databaseInitSQL: z
+    .string()
+    .optional()
+    .describe("The ConfigMap of spec.databaseInitSQL once its SQL ran without error (PGO's field)."),
+  databaseInitSQLRun: databaseInitSqlRunSchema
+    .optional()
+    .describe("The primary's last run of spec.databaseInitSQL, succeeded or failed."),
   switchover: z
     .object({
       request: z.string().describe('The value of the switchover annotation being served.'),

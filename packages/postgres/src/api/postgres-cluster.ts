@@ -13,7 +13,11 @@ import { patroni } from './patroni.js';
 import { PGO_REFUSED_FIELDS } from './pgo-fields.js';
 import { postgresClusterStatus } from './postgres-cluster-status.js';
 import { serviceSpec } from './service-spec.js';
-import { volumeClaimSpec } from './volume-claim-spec.js';
+import { growableVolumeClaimSpec } from './volume-claim-spec.js';
+
+/** A data volume cannot shrink: Kubernetes cannot shrink a claim, and postgres's files are on it. */
+export const DATA_VOLUME_SHRINK_MESSAGE =
+  'dataVolumeClaimSpec.resources.requests.storage cannot be lowered: a PersistentVolumeClaim only grows (move to a smaller volume with a new instance set, or a clone)';
 
 const NEW_SET_NAME_MESSAGE =
   "the name of a new instance set must not contain '-': Pods are <cluster>-<set>-<n>, so set b-c of cluster a and set c of cluster a-b would both be a-b-c-0";
@@ -40,7 +44,7 @@ export const MAX_INSTANCES = 8;
 /** Free-form Kubernetes structures (resources, affinity, tolerations) kept as given. */
 const passthrough = (description: string) => z.record(z.string(), z.unknown()).describe(description);
 
-const dataVolumeClaimSpec = volumeClaimSpec('the data volume').describe(
+const dataVolumeClaimSpec = growableVolumeClaimSpec('the data volume').describe(
   'PersistentVolumeClaim spec for each instance data volume (PGDATA). Required.',
 );
 
@@ -197,6 +201,13 @@ export const postgresClusterSpec = z
             message: 'instance set names must be unique',
           },
           {
+            // Sets are matched by name; an unnamed one only when it is the only set before and after
+            // (items of a list without keys cannot be matched otherwise). The operator never shrinks
+            // a claim either way: Kubernetes cannot.
+            rule: 'self.all(i, !has(i.name) || !oldSelf.exists(o, has(o.name) && o.name == i.name && quantity(i.dataVolumeClaimSpec.resources.requests.storage).isLessThan(quantity(o.dataVolumeClaimSpec.resources.requests.storage)))) && !(self.size() == 1 && oldSelf.size() == 1 && !has(self[0].name) && !has(oldSelf[0].name) && quantity(self[0].dataVolumeClaimSpec.resources.requests.storage).isLessThan(quantity(oldSelf[0].dataVolumeClaimSpec.resources.requests.storage)))',
+            message: DATA_VOLUME_SHRINK_MESSAGE,
+          },
+          {
             // On an update (a transition rule); a new cluster's sets are checked on the cluster. See
             // RESERVED_CLUSTER_NAME_PATTERN: a set that exists keeps its name.
             rule: "self.all(i, !has(i.name) || !i.name.contains('-') || oldSelf.exists(o, has(o.name) && o.name == i.name))",
@@ -206,6 +217,15 @@ export const postgresClusterSpec = z
       })
       .describe('Instance sets. The cluster has one primary; every other instance is a streaming replica.'),
     users: z.array(user).max(64).optional().describe('Database users and the databases they own.'),
+    databaseInitSQL: z
+      .object({
+        name: z.string().min(1).max(253).describe("The ConfigMap, in the cluster's namespace."),
+        key: z.string().min(1).max(253).describe('The key of the ConfigMap that holds the SQL.'),
+      })
+      .optional()
+      .describe(
+        "SQL that psql runs once on the primary, as the superuser in database postgres, after spec.users' roles and databases exist (PGO's field: psql meta-commands such as \\c work). It stops at the first error (ON_ERROR_STOP), and a failed script runs again only once its text changes; status.databaseInitSQLRun says how the last run went. status.databaseInitSQL names the ConfigMap once it ran: remove this field and that status, and setting it again runs the SQL again.",
+      ),
     userRemovalPolicy: z
       .enum(['Retain', 'Drop'])
       .default('Retain')

@@ -14,6 +14,8 @@ export interface InstanceRoleOptions {
    * before per-Pod keys), which the agents of that scheme read until the operator retires it.
    */
   readonly sharedPgbackrestTls?: boolean;
+  /** `spec.databaseInitSQL.name`: the ConfigMap whose SQL the primary runs once. */
+  readonly databaseInitSqlConfigMap?: string;
 }
 
 /**
@@ -96,6 +98,17 @@ export function explainInstanceRoleRules(
       verbs: ['create', 'patch'],
       reason: 'Events explaining failovers, fencing, rewinds and switchovers',
     },
+    ...(options.databaseInitSqlConfigMap
+      ? [
+          {
+            apiGroups: [''],
+            resources: ['configmaps'],
+            resourceNames: [options.databaseInitSqlConfigMap],
+            verbs: ['get'],
+            reason: 'the SQL of spec.databaseInitSQL, which the primary runs once; only while that field names it',
+          },
+        ]
+      : []),
     // Named, never every Secret: with no name there is no rule (an empty list would mean all).
     ...(secretNames.length > 0
       ? [
@@ -141,10 +154,11 @@ export function buildInstanceRoleRules(
  * ```
  */
 export function rulesToGrantInstanceRoles(): ExplainedRule[] {
-  return explainInstanceRoleRules('any', ['any'], { sharedPgbackrestTls: true }).map(
-    ({ resourceNames: _, reason, ...rule }) => ({
-      ...rule,
-      reason: `grants it to the instance Role (RBAC lets it grant only what it holds): ${reason}`,
-    }),
-  );
+  return explainInstanceRoleRules('any', ['any'], {
+    sharedPgbackrestTls: true,
+    databaseInitSqlConfigMap: 'any',
+  }).map(({ resourceNames: _, reason, ...rule }) => ({
+    ...rule,
+    reason: `grants it to the instance Role (RBAC lets it grant only what it holds): ${reason}`,
+  }));
 }

@@ -18,6 +18,15 @@ export type PendingRestart = z.output<typeof pendingRestartSchema>;
 const removedUserSchema = z.object({ name: z.string(), reason: z.string() });
 export type RemovedUser = z.output<typeof removedUserSchema>;
 
+/** statfs of the instance's data volume: what `df` in its Pod shows. */
+const dataVolumeReportSchema = z.object({
+  /** The filesystem's size (its blocks), less than the claim's capacity by the filesystem's own overhead. */
+  sizeBytes: z.number(),
+  /** Bytes free to postgres (an unprivileged user). */
+  availableBytes: z.number(),
+});
+export type DataVolumeReport = z.output<typeof dataVolumeReportSchema>;
+
 /** The primary's last completed pass over `spec.users`. */
 const usersReportSchema = z.object({
   /** The PostgresCluster's `metadata.generation` the pass ran against. */
@@ -25,6 +34,30 @@ const usersReportSchema = z.object({
   removed: z.array(removedUserSchema),
 });
 export type UsersReport = z.output<typeof usersReportSchema>;
+
+/**
+ * The primary's last run of `spec.databaseInitSQL`: reported on its Pod, kept in the cluster's
+ * `status.databaseInitSQLRun`, so a new primary knows what ran (or failed) before it and a failed
+ * script runs again only once its text changes.
+ */
+export const databaseInitSqlRunSchema = z.object({
+  configMap: z.string().describe('The ConfigMap the SQL came from.'),
+  key: z.string().describe('Its key.'),
+  sha256: z.string().describe('SHA-256 of the SQL that ran, in hex; empty when the SQL could not be read.'),
+  result: z.enum(['Succeeded', 'Failed']),
+  message: z.string().optional().describe("Why it failed: psql's error, or why the ConfigMap could not be read."),
+  finishedAt: z.string().describe('When the run ended (ISO).'),
+});
+export type DatabaseInitSqlRun = z.output<typeof databaseInitSqlRunSchema>;
+
+/** The later of two runs by `finishedAt` (ISO times of one format compare as strings). */
+export function laterInitSqlRun(
+  a: DatabaseInitSqlRun | undefined,
+  b: DatabaseInitSqlRun | undefined,
+): DatabaseInitSqlRun | undefined {
+  if (!a || !b) return a ?? b;
+  return a.finishedAt >= b.finishedAt ? a : b;
+}
 
 /** From `pg_stat_archiver`, the archive command's own outcome, and `archive_status`. */
 const archiveReportSchema = z.object({
@@ -161,8 +194,12 @@ const instanceReportSchema = z.object({
   restore: restoreReportSchema.optional(),
   /** Why its data volume counts as full (postgres said "No space left on device", or almost no space is free). */
   diskFull: z.string().optional(),
+  /** The data volume's size and free space, as of this report (absent while it cannot be read). */
+  dataVolume: dataVolumeReportSchema.optional(),
   /** The primary: its last pass over `spec.users`. */
   users: usersReportSchema.optional(),
+  /** The primary: its last run of `spec.databaseInitSQL`. */
+  databaseInitSQL: databaseInitSqlRunSchema.optional(),
   /**
    * The public half (SPKI PEM, ECDSA P-256) of the key this agent made in memory for the peer API:
    * the operator certifies it as this instance (ANNOTATION.peerCertificate). The private half never

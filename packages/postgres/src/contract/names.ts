@@ -108,6 +108,11 @@ export const ANNOTATION = {
    * of its namespace that may use it, comma-separated, or `*` for every one (operator/secret-consent.ts).
    */
   allowedClusters: `${GROUP}/allowed-clusters`,
+  /**
+   * On a data volume's claim, written by the operator: the filesystem size (bytes, as the agent
+   * reported it) when auto-grow last raised the claim. It grows again only once that size moved.
+   */
+  autoGrownFrom: `${GROUP}/auto-grown-from`,
 } as const;
 
 /** Reasons of the Events the agent records (on the PostgresCluster, or its own Pod). */
@@ -129,6 +134,10 @@ export const EVENT_REASON = {
   steppedDown: 'SteppedDown',
   /** An instance does not start postgres while the cluster's ConfigMap or TLS Secret is missing (agent/start-gate.ts). */
   waitingForMaterial: 'WaitingForMaterial',
+  /** The primary ran spec.databaseInitSQL (Normal), or it failed or could not be read (Warning). */
+  databaseInitSql: 'DatabaseInitSQL',
+  /** The operator raised a data volume's claim (the spec's size, or auto-grow). */
+  volumeResizing: 'VolumeResizing',
 } as const;
 
 /** Names of the objects the operator creates for a cluster. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { ANNOTATION, type InstanceReport, LABEL } from '../contract/index.js';
-import { clusterStatus, securityMaterialCondition, versionCondition } from './cluster-status.js';
+import { ANNOTATION, type DatabaseInitSqlRun, type InstanceReport, LABEL } from '../contract/index.js';
+import { clusterStatus, databaseInitSqlStatus, securityMaterialCondition, versionCondition } from './cluster-status.js';
 
 const now = new Date('2026-11-29T12:00:00Z');
 const cluster = { metadata: { name: 'db', generation: 3 }, spec: {} } as unknown as PostgresCluster;
@@ -241,5 +241,57 @@ describe('versionCondition', () => {
 
   it('is Unknown until an instance reports', () => {
     assert.equal(versionCondition(16, [{ name: 'db-i-0' }]).status, 'Unknown');
+  });
+});
+
+describe('databaseInitSqlStatus', () => {
+  const wanted = { name: 'init', key: 'init.sql' };
+  const run = (change: Partial<DatabaseInitSqlRun> = {}): DatabaseInitSqlRun => ({
+    configMap: 'init',
+    key: 'init.sql',
+    sha256: 'aa',
+    result: 'Succeeded',
+    finishedAt: '2026-12-07T10:00:00.000Z',
+    ...change,
+  });
+
+  it("records the ConfigMap once the primary's run succeeded, and keeps it without a report", () => {
+    assert.deepEqual(databaseInitSqlStatus(wanted, run(), undefined), {
+      databaseInitSQL: 'init',
+      databaseInitSQLRun: run(),
+    });
+    assert.deepEqual(databaseInitSqlStatus(wanted, undefined, { databaseInitSQL: 'init', databaseInitSQLRun: run() }), {
+      databaseInitSQL: 'init',
+      databaseInitSQLRun: run(),
+    });
+  });
+
+  it('shows a failure without recording the ConfigMap, and the later of two runs', () => {
+    const failed = run({
+      result: 'Failed',
+      message: 'psql exited with code 3',
+      finishedAt: '2026-12-07T09:00:00.000Z',
+    });
+    assert.deepEqual(databaseInitSqlStatus(wanted, failed, undefined), { databaseInitSQLRun: failed });
+    // A new primary reports nothing yet, or an older run: the status's later one stands.
+    assert.deepEqual(databaseInitSqlStatus(wanted, failed, { databaseInitSQLRun: run() }), {
+      databaseInitSQL: 'init',
+      databaseInitSQLRun: run(),
+    });
+  });
+
+  it('forgets both with the spec field, and a run of another ConfigMap or key', () => {
+    assert.deepEqual(
+      databaseInitSqlStatus(undefined, run(), { databaseInitSQL: 'init', databaseInitSQLRun: run() }),
+      {},
+    );
+    assert.deepEqual(
+      databaseInitSqlStatus({ name: 'next', key: 'init.sql' }, run(), {
+        databaseInitSQL: 'init',
+        databaseInitSQLRun: run(),
+      }),
+      {},
+    );
+    assert.deepEqual(databaseInitSqlStatus({ name: 'init', key: 'other.sql' }, run(), undefined), {});
   });
 });

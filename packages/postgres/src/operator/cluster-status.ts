@@ -7,7 +7,16 @@ import type { Condition } from '@kanri/api';
 import { type ConditionInput, setCondition } from '@kanri/runtime';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/postgres-cluster.js';
-import { archiveFailing, type InstanceReport, LABEL, names, ROLE, readPodReport } from '../contract/index.js';
+import {
+  archiveFailing,
+  type DatabaseInitSqlRun,
+  type InstanceReport,
+  LABEL,
+  laterInitSqlRun,
+  names,
+  ROLE,
+  readPodReport,
+} from '../contract/index.js';
 
 /**
  * The report fields the operator acts on. `readReport` returns only these (and `updatedAt`, read
@@ -34,6 +43,9 @@ export const REPORT_FIELDS_READ = [
   'restore',
   'diskFull',
   'users',
+  'databaseInitSQL',
+  // Auto-grow reads how full each data volume is (instances/volume-resize-plan.ts).
+  'dataVolume',
 ] as const;
 
 /**
@@ -51,6 +63,13 @@ export function reportObjectsKey(report: ReportView): string {
     report.controlLimits ?? null,
     // Removed users are listed in the status, and a dropped one's Secret deleted (removed-users.ts).
     report.users ?? null,
+    // Copied to status.databaseInitSQL(Run), which the next primary reads.
+    report.databaseInitSQL ?? null,
+    // A grown filesystem ends a resize step; fullness in 5% steps can start an auto-grow.
+    report.dataVolume?.sizeBytes ?? null,
+    report.dataVolume && report.dataVolume.sizeBytes > 0
+      ? Math.floor((1 - report.dataVolume.availableBytes / report.dataVolume.sizeBytes) * 20)
+      : null,
   ]);
 }
 
@@ -146,6 +165,7 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
         ready: Boolean(report?.ready && fresh && podReady(pod) && !pod.metadata?.deletionTimestamp),
         ...(report ? { timeline: report.timeline, lagBytes: report.lagBytes } : {}),
         ...(report?.serverVersion ? { version: report.serverVersion } : {}),
+        ...(report?.dataVolume ? { dataVolume: report.dataVolume } : {}),
         systemIdentifier: report?.systemIdentifier,
       };
     });
@@ -229,10 +249,16 @@ export function clusterStatus(input: StatusInput): PostgresClusterStatus {
   const primaryPod = primary && pods.find((pod) => pod.metadata?.name === primary.name);
   const usersReport = primaryPod ? readReport(primaryPod)?.users : undefined;
   const removedUsers = usersReport ? usersReport.removed : previous?.removedUsers;
+  const initSql = databaseInitSqlStatus(
+    cluster.spec.databaseInitSQL,
+    primaryPod ? readReport(primaryPod)?.databaseInitSQL : undefined,
+    previous,
+  );
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     conditions,
     ...(removedUsers && removedUsers.length > 0 ? { removedUsers } : {}),
+    ...initSql,
     // While no instance reports (all stopped for an upgrade, say), what last ran still stands.
     ...(observedVersion || previous?.postgresVersion
       ? { postgresVersion: observedVersion ?? previous?.postgresVersion }
@@ -306,4 +332,23 @@ export function securityMaterialCondition(cluster: string, recreated: readonly s
     reason: 'Recreated',
     message: `${recreated.join(', ')} did not exist: created anew. The instances keep serving with the certificates, pg_hba.conf and parameters they had until they load the new ones; an instance that starts meanwhile waits for them.${newCa}`,
   };
+}
+
+/**
+ * `status.databaseInitSQL` (PGO's: the ConfigMap once its SQL ran) and `databaseInitSQLRun` (the
+ * last run, which the next primary reads), from the primary's report and the status before; both
+ * go with `spec.databaseInitSQL`, and a run of another ConfigMap or key is forgotten, so setting
+ * the field again runs the SQL again, as in PGO.
+ */
+export function databaseInitSqlStatus(
+  wanted: PostgresCluster['spec']['databaseInitSQL'],
+  reported: DatabaseInitSqlRun | undefined,
+  previous: PostgresClusterStatus | undefined,
+): Pick<PostgresClusterStatus, 'databaseInitSQL' | 'databaseInitSQLRun'> {
+  if (!wanted) return {};
+  const matches = (run: DatabaseInitSqlRun | undefined) =>
+    run && run.configMap === wanted.name && run.key === wanted.key ? run : undefined;
+  const run = laterInitSqlRun(matches(reported), matches(previous?.databaseInitSQLRun));
+  const ran = previous?.databaseInitSQL === wanted.name || run?.result === 'Succeeded';
+  return { ...(ran ? { databaseInitSQL: wanted.name } : {}), ...(run ? { databaseInitSQLRun: run } : {}) };
 }

@@ -28,6 +28,7 @@ import { clusterStatus } from './cluster-status.js';
 import { reportUnavailableImages } from './instances/image-availability-actions.js';
 import { observeCluster, reconcileInstances, recreateStuckPods, scaleDown } from './instances/instance-actions.js';
 import { instancePodPredicate } from './instances/pod-predicate.js';
+import { reconcileVolumeResize } from './instances/volume-resize-actions.js';
 import { guardOwnership, reportForeignObjects } from './ownership-guard.js';
 import { announcePrimary } from './primary-change.js';
 import { reconcileRollout } from './rollout/rollout-actions.js';
@@ -122,6 +123,9 @@ export const postgresController = controller<PostgresCluster>(API_VERSION, KIND)
       const allowedSecrets = consent.allowed;
       const sources = { imageMajor: upgrade.plan.imageMajor, clone, dataSourceProblem, allowedSecrets };
       step(await reconcileInstances(cluster, ctx, seen, sources));
+      // Online: no Pod restarts, so beside a rollout too.
+      const kept = new Set(plan.keep.map((k) => k.name));
+      step(await reconcileVolumeResize(cluster, ctx, claims, instancePods, kept));
     }
 
     const desired = cluster.spec.shutdown ? 0 : plan.keep.length;

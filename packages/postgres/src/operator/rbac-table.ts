@@ -25,7 +25,11 @@ interface TableRole {
  * The instance Role as the table shows it: with every name it can hold, the older scheme's shared
  * pgBackRest Secret included (granted only while a cluster still has it).
  */
-export const TABLE_INSTANCE_ROLE = { cluster: CLUSTER, users: ['<user>'], options: { sharedPgbackrestTls: true } };
+export const TABLE_INSTANCE_ROLE = {
+  cluster: CLUSTER,
+  users: ['<user>'],
+  options: { sharedPgbackrestTls: true, databaseInitSqlConfigMap: '<spec.databaseInitSQL.name>' },
+};
 
 /** The roles, as the operator's definition and the instance and repo host Role builders give them. */
 export function tableRoles(): TableRole[] {

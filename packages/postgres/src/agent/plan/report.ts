@@ -52,6 +52,7 @@ export type ReportDecisions = Pick<
   | 'synchronousStandbys'
   | 'restartServed'
   | 'users'
+  | 'databaseInitSQL'
   | 'upgradeCheck'
   | 'upgrade'
 >;
@@ -146,6 +147,9 @@ function essentials(report: InstanceReport): string {
     report.controlLimits ?? null,
     report.restartServed ?? '',
     report.configHash ?? '',
+    // A grown filesystem ends a resize step (operator/instances/volume-resize-plan.ts); free space
+    // moves with every write and waits for the periodic refresh.
+    report.dataVolume?.sizeBytes ?? 0,
     report.diskFull ?? '',
     report.users ?? null,
   ]);

@@ -5,6 +5,7 @@
  * the instance's report, from which the operator sets the cluster's DiskFull condition.
  */
 import { statfs } from 'node:fs/promises';
+import type { DataVolumeReport } from '../../contract/index.js';
 import type { Logger } from '../log/logger.js';
 import { planDiskFull } from '../plan/disk-full-plan.js';
 
@@ -30,6 +31,7 @@ export class DiskWatch {
   readonly #options: DiskWatchOptions;
   #lastNoSpace: { line: string; atMs: number } | undefined;
   #last: string | undefined;
+  #volume: DataVolumeReport | undefined;
 
   constructor(options: DiskWatchOptions) {
     this.#options = options;
@@ -38,6 +40,11 @@ export class DiskWatch {
   /** A line postgres logged. */
   seeLine(line: string): void {
     if (NO_SPACE.test(line)) this.#lastNoSpace = { line, atMs: performance.now() };
+  }
+
+  /** The volume's size and free space as the last {@link check} read them (undefined: unreadable). */
+  get volume(): DataVolumeReport | undefined {
+    return this.#volume;
   }
 
   /** Why the volume is full now, or undefined. */
@@ -51,6 +58,10 @@ export class DiskWatch {
     } catch {
       // Not mounted yet, or gone: postgres's own complaints still count.
     }
+    this.#volume =
+      freeBytes !== undefined && totalBytes !== undefined
+        ? { sizeBytes: totalBytes, availableBytes: freeBytes }
+        : undefined;
     const last = this.#lastNoSpace;
     const full = planDiskFull({
       freeBytes,

@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from '@kanri/client';
 import { Wakeup } from '@kanri/timing';
-import { ANNOTATION, encodeReport, type InstanceReport, LABEL } from '../../contract/index.js';
+import { ANNOTATION, type DataVolumeReport, encodeReport, type InstanceReport, LABEL } from '../../contract/index.js';
 import type { BackupsState } from '../backups/backups-state.js';
 import type { AgentConfig } from '../config.js';
 import type { Logger } from '../log/logger.js';
@@ -31,6 +31,8 @@ export interface StatusReporterOptions {
   readonly controlLimits?: () => Promise<Readonly<Record<string, number>>>;
   /** Why the data volume is full now, or undefined (see postgres/disk-watch.ts). */
   readonly diskFull?: () => Promise<string | undefined>;
+  /** The data volume's size and free space as `diskFull` last read them. */
+  readonly dataVolume?: () => DataVolumeReport | undefined;
   /** The public half of the agent's peer key (agent/peers/peer-identity.ts), for the operator to certify. */
   readonly peerKey?: string;
 }
@@ -140,6 +142,8 @@ export class StatusReporter implements HealthSource {
     }
     const diskFull = await this.#options.diskFull?.().catch(() => undefined);
     if (diskFull) report.diskFull = diskFull;
+    const dataVolume = this.#options.dataVolume?.();
+    if (dataVolume) report.dataVolume = dataVolume;
     metrics.update(report, observation.connected, state.leading);
     this.#serving = servingProblem({ role: state.role, leading: state.leading, observation });
     const now = performance.now();

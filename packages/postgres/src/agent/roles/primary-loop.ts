@@ -1,6 +1,6 @@
 /**
  * The primary's periodic work while it leads: the failsafe member list, replication slots, users and databases, planned
- * switchovers, the reloads and restarts asked of postgres (requests/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
+ * switchovers, spec.databaseInitSQL once, the reloads and restarts asked of postgres (requests/serve-requests.ts), a major upgrade's pre-flight check (every 5 s, or at once on a spec change), and in synchronous mode the standbys
  * (every 250 ms, one step of plan/leadership/sync-plan.ts at a time, 100 ms apart while a new set is on its
  * way). Errors are logged and retried.
  */
@@ -9,6 +9,7 @@ import { sleepUnlessAborted } from '@kanri/timing';
 import { ANNOTATION, EVENT_REASON, parseMembers } from '../../contract/index.js';
 import { type AgentContext, podNames } from '../context.js';
 import { planSync, renderSynchronousStandbyNames, type StandbyConnection } from '../plan/leadership/sync-plan.js';
+import { maybeRunDatabaseInitSql } from '../postgres/database-init-sql.js';
 import { checkpointIfTimelineLags, reconcileSlots, reconcileUsers } from '../postgres/primary-tasks.js';
 import { servePostgresRequests } from '../requests/serve-requests.js';
 import type { PrimaryFailsafe } from './failsafe.js';
@@ -62,6 +63,11 @@ export async function runPrimaryTasks(
         try {
           const cluster = { spec: ctx.view.spec, generation: ctx.view.cluster?.metadata?.generation ?? 0 };
           ctx.state.reportUsers(await reconcileUsers(ctx.db, ctx.client, ctx.config, cluster, log, ctx.redactor));
+          // After spec.users, as in PGO: the SQL may use their roles and databases.
+          await maybeRunDatabaseInitSql(ctx, leadership).catch((error: unknown) => {
+            session.usersChanged();
+            if (!leadership.aborted) log.warn({ err: error }, 'cannot read spec.databaseInitSQL; retrying');
+          });
         } catch (error) {
           session.usersChanged();
           if (!leadership.aborted) log.warn({ err: error }, 'cannot reconcile users and databases; retrying');

@@ -18,7 +18,7 @@ export function instanceRbac(
   const rules = buildInstanceRoleRules(
     c,
     (cluster.spec.users ?? []).map((u) => u.name),
-    options,
+    { ...options, databaseInitSqlConfigMap: cluster.spec.databaseInitSQL?.name },
   );
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata },

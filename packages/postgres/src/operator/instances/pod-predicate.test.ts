@@ -36,6 +36,10 @@ describe('instancePodChanged', () => {
     const later = { updatedAt: new Date(nowMs - 1_000).toISOString() };
     assert.equal(changed(pod(), pod({ ...later, receivedLsn: '0/4000000', replayedLsn: '0/4000000' })), false);
     assert.equal(changed(pod(), pod({ ...later, failover: 'waiting', switchover: 'x', rejoin: 'y' })), false);
+    // Free space moves with every write: only a step of 5% of the volume wakes auto-grow.
+    const volume = (availableBytes: number) => ({ dataVolume: { sizeBytes: 1000 * 2 ** 20, availableBytes } });
+    assert.equal(changed(pod(volume(500 * 2 ** 20)), pod({ ...later, ...volume(480 * 2 ** 20) })), false);
+    assert.equal(changed(pod(volume(500 * 2 ** 20)), pod({ ...later, ...volume(440 * 2 ** 20) })), true);
   });
 
   it('passes a change of every report field the operator reads', () => {
@@ -57,6 +61,17 @@ describe('instancePodChanged', () => {
       restore: { restore: { id: 'clone', result: 'failed', reason: 'x' } },
       diskFull: { diskFull: 'the data volume is full: 0.2 MiB free of 128.0 MiB' },
       users: { users: { generation: 3, removed: [{ name: 'old', reason: 'owns database "old"' }] } },
+      dataVolume: { dataVolume: { sizeBytes: 2 ** 30, availableBytes: 2 ** 29 } },
+      databaseInitSQL: {
+        databaseInitSQL: {
+          configMap: 'init',
+          key: 'init.sql',
+          sha256: 'ab',
+          result: 'Failed',
+          message: 'psql exited with code 3',
+          finishedAt: '2026-12-07T00:00:00.000Z',
+        },
+      },
     };
     assert.deepEqual(Object.keys(changes).sort(), [...REPORT_FIELDS_READ].sort());
     for (const [field, change] of Object.entries(changes)) {
