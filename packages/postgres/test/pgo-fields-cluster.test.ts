@@ -8,7 +8,8 @@
  * - Users: `users[].password.type` shapes the generated password (which logs in), and each user
  *   Secret has PGO's `jdbc-uri`.
  * - Services: `service` shapes `-primary` and `replicaService` `-replicas`, as the API server
- *   stores them (the node port allocated as asked); a node port on a ClusterIP is refused.
+ *   stores them (the node port allocated as asked); a node port on a ClusterIP is refused. That
+ *   cluster declares no users: PGO's default user, named after it, logs in to its own database.
  * - Switchover: with `patroni.switchover.enabled`, each new value of PGO's trigger-switchover
  *   annotation moves the primary once, and `status.patroni.switchover` shows it; PGO's Failover
  *   type is refused, saying why.
@@ -164,6 +165,25 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     const replicas = await service(names.replicasService('exposed'));
     assert.equal(replicas.spec?.type, 'ClusterIP');
     assert.equal(replicas.spec?.internalTrafficPolicy, 'Local');
+
+    // Its spec has no users: PGO's default user, named after the cluster, owns a database of that name.
+    const secret = names.userSecret('exposed', 'exposed');
+    assert.equal(await secretValue(env.client, secret, 'dbname'), 'exposed');
+    const password = await secretValue(env.client, secret, 'password');
+    const address = await serviceAddress(env.cp, 'default', 'exposed-primary', 5432);
+    const db = await waitFor(
+      'the default user to log in to its database',
+      () => connect(address, 'exposed', password, 'exposed'),
+      60_000,
+      1000,
+    );
+    try {
+      assert.deepEqual((await db.query('select current_user as u, current_database() as d')).rows, [
+        { u: 'exposed', d: 'exposed' },
+      ]);
+    } finally {
+      await db.end();
+    }
   });
 
   it("switch over once per new value of PGO's trigger annotation", async () => {

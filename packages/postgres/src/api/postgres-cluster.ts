@@ -216,7 +216,13 @@ export const postgresClusterSpec = z
         ],
       })
       .describe('Instance sets. The cluster has one primary; every other instance is a streaming replica.'),
-    users: z.array(user).max(64).optional().describe('Database users and the databases they own.'),
+    users: z
+      .array(user)
+      .max(64)
+      .optional()
+      .describe(
+        'Database users and the databases they own. Omitted, as in PGO: one user named after the cluster, owning a database of that name (none for a cluster named postgres); [] declares none.',
+      ),
     databaseInitSQL: z
       .object({
         name: z.string().min(1).max(253).describe("The ConfigMap, in the cluster's namespace."),

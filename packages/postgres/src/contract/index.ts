@@ -9,6 +9,7 @@ export * from './admission/instance-admission-policy.js';
 export * from './admission/instance-backup-policy.js';
 export * from './admission/repo-host-admission-policy.js';
 export * from './clone-gateway.js';
+export * from './default-user.js';
 export * from './ha-defaults.js';
 export * from './instance-environment.js';
 export * from './instance-rbac.js';

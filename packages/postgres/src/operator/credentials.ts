@@ -10,7 +10,7 @@ import { isNotFound } from '@kanri/client';
 import type { ReconcileContext } from '@kanri/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { REPLICATION_USER, SUPERUSER } from '../contract/index.js';
+import { effectiveUsers, REPLICATION_USER, SUPERUSER } from '../contract/index.js';
 import { type Credentials, secretNames } from './builders/secrets.js';
 import { foreignOwner } from './ownership.js';
 
@@ -61,7 +61,8 @@ export function planCredentials(
 ): Credentials {
   const users: Record<string, string> = {};
   // A type shapes only a password generated now: one a Secret already holds is kept.
-  for (const u of cluster.spec.users ?? []) users[u.name] = found.get(u.name) ?? generate(u.password?.type);
+  for (const u of effectiveUsers(cluster.spec.users, cluster.metadata?.name ?? ''))
+    users[u.name] = found.get(u.name) ?? generate(u.password?.type);
   return {
     superuser: found.get(SUPERUSER) ?? generate(),
     replication: found.get(REPLICATION_USER) ?? generate(),

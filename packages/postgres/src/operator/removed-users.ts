@@ -7,7 +7,7 @@
  */
 import type { Pod, Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../api/postgres-cluster.js';
-import { LABEL, type UsersReport } from '../contract/index.js';
+import { effectiveUsers, LABEL, type UsersReport } from '../contract/index.js';
 import { readReport } from './cluster-status.js';
 
 /** The last pass over `spec.users` reported by `primary` (the status's primary), if it reported one. */
@@ -32,7 +32,7 @@ export function userSecretsToDelete(
   if (cluster.spec.userRemovalPolicy !== 'Drop' || !users) return [];
   // A pass over an older spec may not have dropped (or kept) what this one removed.
   if (users.generation < (cluster.metadata?.generation ?? Number.POSITIVE_INFINITY)) return [];
-  const declared = new Set((cluster.spec.users ?? []).map((user) => user.name));
+  const declared = new Set(effectiveUsers(cluster.spec.users, cluster.metadata?.name ?? '').map((user) => user.name));
   const kept = new Set(users.removed.map((user) => user.name));
   return secrets.flatMap((secret) => {
     const user = secret.metadata?.labels?.[LABEL.user];

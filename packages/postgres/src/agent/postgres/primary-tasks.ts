@@ -223,7 +223,7 @@ export async function reconcileUsers(
   log: Logger,
   redactor: Redactor,
 ): Promise<UsersReport> {
-  const { users, errors } = readDeclaredUsers(cluster.spec);
+  const { users, errors } = readDeclaredUsers(cluster.spec, config.cluster);
   for (const error of errors) log.error({ cluster: config.cluster }, `invalid user declaration: ${error}`);
   const passwords = new Map<string, string>();
   for (const user of users) {

@@ -4,7 +4,7 @@
  */
 
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { buildInstanceRoleRules, names } from '../../contract/index.js';
+import { buildInstanceRoleRules, effectiveUsers, names } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export function instanceRbac(
@@ -17,7 +17,7 @@ export function instanceRbac(
   const metadata = { name, namespace, labels: clusterLabels(c) };
   const rules = buildInstanceRoleRules(
     c,
-    (cluster.spec.users ?? []).map((u) => u.name),
+    effectiveUsers(cluster.spec.users, c).map((u) => u.name),
     { ...options, databaseInitSqlConfigMap: cluster.spec.databaseInitSQL?.name },
   );
   return [

@@ -4,7 +4,7 @@
  */
 import type { Secret } from 'kubernetes-types/core/v1.js';
 import type { PostgresCluster } from '../../api/postgres-cluster.js';
-import { LABEL, names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
+import { effectiveUsers, LABEL, names, PORT, REPLICATION_USER, SUPERUSER } from '../../contract/index.js';
 import { clusterLabels } from './labels.js';
 
 export interface Credentials {
@@ -20,7 +20,7 @@ export function secretNames(cluster: PostgresCluster): { name: string; user: str
   return [
     { name: names.superuserSecret(c), user: SUPERUSER },
     { name: names.replicationSecret(c), user: REPLICATION_USER },
-    ...(cluster.spec.users ?? []).map((u) => ({ name: names.userSecret(c, u.name), user: u.name })),
+    ...effectiveUsers(cluster.spec.users, c).map((u) => ({ name: names.userSecret(c, u.name), user: u.name })),
   ];
 }
 
@@ -50,7 +50,7 @@ export function secrets(cluster: PostgresCluster, credentials: Credentials): Sec
   return [
     secret(names.superuserSecret(c), forUser(SUPERUSER, credentials.superuser, 'postgres')),
     secret(names.replicationSecret(c), { user: REPLICATION_USER, password: credentials.replication }),
-    ...(cluster.spec.users ?? []).map((u) =>
+    ...effectiveUsers(cluster.spec.users, c).map((u) =>
       secret(
         names.userSecret(c, u.name),
         forUser(u.name, credentials.users[u.name] ?? '', u.databases?.[0] ?? u.name),

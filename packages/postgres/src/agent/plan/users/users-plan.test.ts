@@ -14,19 +14,22 @@ import {
 const verifier = (password: string) => `V(${password.length})`;
 
 it('reads spec.users, leaving out each invalid entry with an error naming the user and field', () => {
-  const { users, errors } = readDeclaredUsers({
-    users: [
-      { name: 'app', databases: ['app', 'reports'], options: 'CREATEDB' },
-      { name: 'bad', options: 'SUPERUSER VALID UNTIL now' },
-      { name: 'postgres' },
-      { name: 'pg_monitor2' },
-      { name: 'app' },
-      { name: 'x', databases: ['template1'] },
-      { name: 'y', options: 7 },
-      { name: '' },
-      { name: 'z'.repeat(64) },
-    ],
-  });
+  const { users, errors } = readDeclaredUsers(
+    {
+      users: [
+        { name: 'app', databases: ['app', 'reports'], options: 'CREATEDB' },
+        { name: 'bad', options: 'SUPERUSER VALID UNTIL now' },
+        { name: 'postgres' },
+        { name: 'pg_monitor2' },
+        { name: 'app' },
+        { name: 'x', databases: ['template1'] },
+        { name: 'y', options: 7 },
+        { name: '' },
+        { name: 'z'.repeat(64) },
+      ],
+    },
+    'db',
+  );
   assert.deepEqual(users, [
     { name: 'app', databases: ['app', 'reports'], attributes: { ...DEFAULT_ROLE_ATTRIBUTES, createdb: true } },
   ]);
@@ -42,14 +45,29 @@ it('reads spec.users, leaving out each invalid entry with an error naming the us
   assert.match(errors[5] ?? '', /spec\.users\[6\]\.options must be a string/);
   assert.match(errors[6] ?? '', /spec\.users\[7\]\.name must be a non-empty string/);
   assert.match(errors[7] ?? '', /spec\.users\[8\]\.name must be at most 63 bytes/);
-  assert.deepEqual(readDeclaredUsers({}), { users: [], errors: [] });
-  assert.deepEqual(readDeclaredUsers({ users: 'app' }).errors, ['spec.users must be a list']);
+  // Omitted: PGO's default user, named after the cluster and owning its database; [] declares none.
+  assert.deepEqual(readDeclaredUsers({}, 'hippo'), {
+    users: [
+      {
+        name: 'hippo',
+        databases: ['hippo'],
+        attributes: readDeclaredUsers({ users: [{ name: 'x' }] }, 'db').users[0]?.attributes,
+      },
+    ],
+    errors: [],
+  });
+  assert.deepEqual(readDeclaredUsers({ users: [] }, 'hippo'), { users: [], errors: [] });
+  assert.deepEqual(readDeclaredUsers({}, 'postgres'), { users: [], errors: [] });
+  assert.deepEqual(readDeclaredUsers({ users: 'app' }, 'db').errors, ['spec.users must be a list']);
 });
 
 it('creates missing roles and databases with quoted names and a password verifier', () => {
-  const { users } = readDeclaredUsers({
-    users: [{ name: 'We"ird', databases: ['my db'], options: 'CONNECTION LIMIT 2' }],
-  });
+  const { users } = readDeclaredUsers(
+    {
+      users: [{ name: 'We"ird', databases: ['my db'], options: 'CONNECTION LIMIT 2' }],
+    },
+    'db',
+  );
   const steps = planUsers(users, new Map([['We"ird', "p'w"]]), new Map(), new Map(), verifier);
   assert.deepEqual(steps, [
     {
@@ -62,7 +80,7 @@ it('creates missing roles and databases with quoted names and a password verifie
 });
 
 it('is idempotent: nothing to do when roles, passwords and owners match', () => {
-  const { users } = readDeclaredUsers({ users: [{ name: 'app', databases: ['app'] }] });
+  const { users } = readDeclaredUsers({ users: [{ name: 'app', databases: ['app'] }] }, 'db');
   const roles = new Map<string, ExistingRole>([
     ['app', { attributes: DEFAULT_ROLE_ATTRIBUTES, password: buildScramVerifier('pw') }],
   ]);
@@ -70,7 +88,7 @@ it('is idempotent: nothing to do when roles, passwords and owners match', () => 
 });
 
 it('alters only what differs: attributes, password, database owner', () => {
-  const { users } = readDeclaredUsers({ users: [{ name: 'app', databases: ['app'], options: 'CREATEDB' }] });
+  const { users } = readDeclaredUsers({ users: [{ name: 'app', databases: ['app'], options: 'CREATEDB' }] }, 'db');
   const roles = new Map<string, ExistingRole>([
     ['app', { attributes: { ...DEFAULT_ROLE_ATTRIBUTES, inherit: false }, password: buildScramVerifier('old') }],
   ]);
@@ -86,13 +104,16 @@ it('alters only what differs: attributes, password, database owner', () => {
 });
 
 it('skips users without a known password, and keeps the first owner of a shared database', () => {
-  const { users } = readDeclaredUsers({
-    users: [
-      { name: 'a', databases: ['shared'] },
-      { name: 'b', databases: ['shared'] },
-      { name: 'c', databases: ['c'] },
-    ],
-  });
+  const { users } = readDeclaredUsers(
+    {
+      users: [
+        { name: 'a', databases: ['shared'] },
+        { name: 'b', databases: ['shared'] },
+        { name: 'c', databases: ['c'] },
+      ],
+    },
+    'db',
+  );
   const steps = planUsers(
     users,
     new Map([

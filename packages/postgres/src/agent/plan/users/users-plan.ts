@@ -3,7 +3,7 @@
  * caller reads the PostgresCluster, the users' Secrets and the catalogs, and runs the steps.
  * Roles and databases that leave the spec are kept (dropping data is never automatic).
  */
-import { REPLICATION_USER, SUPERUSER } from '../../../contract/index.js';
+import { effectiveUsers, REPLICATION_USER, SUPERUSER } from '../../../contract/index.js';
 import {
   DEFAULT_ROLE_ATTRIBUTES,
   parseRoleOptions,
@@ -48,19 +48,20 @@ function checkName(name: unknown): string | undefined {
 }
 
 /**
- * Reads `spec.users` of a PostgresCluster. Each invalid entry is left out with an error that names
- * the user and the field, so one bad entry does not block the others.
+ * Reads `spec.users` of a PostgresCluster (PGO's default user, named after `cluster`, when it is
+ * omitted: contract/default-user.ts). Each invalid entry is left out with an error that names the
+ * user and the field, so one bad entry does not block the others.
  *
  * @example
  * ```ts
  * const { users, errors } = readDeclaredUsers({ users: [{ name: 'app', databases: ['app'], options: 'CREATEDB' }] });
  * ```
  */
-export function readDeclaredUsers(spec: unknown): { users: DeclaredUser[]; errors: string[] } {
+export function readDeclaredUsers(spec: unknown, cluster: string): { users: DeclaredUser[]; errors: string[] } {
   const users: DeclaredUser[] = [];
   const errors: string[] = [];
-  const list = (spec as { users?: unknown } | undefined)?.users;
-  if (list === undefined || list === null) return { users, errors };
+  const given = (spec as { users?: unknown } | undefined)?.users;
+  const list = given === undefined || given === null ? effectiveUsers(undefined, cluster) : given;
   if (!Array.isArray(list)) return { users, errors: ['spec.users must be a list'] };
   const seen = new Set<string>();
   list.forEach((entry: unknown, index) => {
