@@ -2,6 +2,7 @@
 import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isProcessAlive } from './managed-process.js';
+import { releaseSizedVolumesWithin } from './process-node/volumes/loop-volume.js';
 
 export const DATA_DIR_PREFIX = 'kanri-testenv-';
 const OWNER_FILE = 'owner.pid';
@@ -13,6 +14,10 @@ export async function writeOwnerPid(dataDir: string): Promise<void> {
 /**
  * Removes `kanri-testenv-*` directories under `base` whose owning process is gone. Never touches a
  * live owner's, nor one another user made (theirs to sweep, or planted to make this one act on it).
+ * A dead run's sized volumes go first, found by path alone: each mount at or below the directory
+ * (an ext4 volume's or a tmpfs volume's alike) is unmounted and each loop device whose backing
+ * file is below it detached. A directory that stays mounted is left for a later sweep: deleting
+ * through a mount would empty the filesystem and then fail on the mount point.
  */
 export async function sweepStaleDataDirs(base: string): Promise<string[]> {
   const removed: string[] = [];
@@ -29,6 +34,8 @@ export async function sweepStaleDataDirs(base: string): Promise<string[]> {
     const owner = Number.parseInt(await readFile(join(dir, OWNER_FILE), 'utf8').catch(() => ''), 10);
     // A directory without an owner file may be mid-creation by another process: leave it.
     if (!Number.isInteger(owner) || isProcessAlive(owner)) continue;
+    const released = await releaseSizedVolumesWithin(dir);
+    if (released.stillMounted.length > 0) continue;
     await rm(dir, { recursive: true, force: true });
     removed.push(dir);
   }

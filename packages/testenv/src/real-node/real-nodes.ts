@@ -171,13 +171,15 @@ async function startNodes(
   const nodes: RealNode[] = [];
   const api = new Api(context.adminKubeconfig);
   // Every node sees the machine's filesystem (only /run, /var/lib and /var/log are its own), so a
-  // volume directory serves a Pod on any node, as on process nodes.
+  // volume directory serves a Pod on any node, as on process nodes. Not the machine's later mounts:
+  // each node's mount namespace is a private copy, so a sized volume is mounted in each as well.
   const provisioner = new LocalProvisioner({
     api,
     storageClassName: options.storageClassName ?? 'kanri-local',
     volumesDir: join(context.dataDir, 'volumes'),
     log: (message) => void appendFile(join(context.logsDir, 'provisioner.log'), `${message}\n`).catch(() => {}),
     waitForConsumer: true,
+    mountNamespaces: () => nodes.flatMap((n) => n.namespacePid ?? []),
   });
   let dns: ClusterDns | undefined;
   const stop = async () => {
