@@ -418,8 +418,19 @@ describe('the operator and PostgreSQL on real nodes, from their Dockerfile and t
     console.log(
       `real-node failover after ${node.name} lost power: first write at the new primary ${atDatabase.toFixed(2)} s, through ${names.primaryService(CLUSTER)} ${throughService.toFixed(2)} s`,
     );
-    const after = await instancePods(client, CLUSTER);
-    const promoted = after.find((p) => p.metadata?.labels?.[LABEL.role] === ROLE.primary);
+    // The new primary labels itself, then moves the label off the dead one (its node is off: no
+    // agent of its own will): for a moment both carry it (local CI, 2026-12-07).
+    const promoted = await waitFor(
+      'the primary role label on one instance alone',
+      async () => {
+        const leaders = (await instancePods(client, CLUSTER)).filter(
+          (p) => p.metadata?.labels?.[LABEL.role] === ROLE.primary,
+        );
+        return leaders.length === 1 ? leaders[0] : undefined;
+      },
+      30_000,
+      200,
+    );
     assert.notEqual(promoted?.metadata?.name, primary.metadata?.name, 'another instance leads');
     assert.ok(
       atDatabase <= RTO_GOAL_SECONDS,
