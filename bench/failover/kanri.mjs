@@ -123,6 +123,8 @@ export async function startKanriSystem({
   // The failsafe mode (on by default): off for reproductions of fencing, where it would keep a
   // primary cut off from the API server alone serving, its replicas vouching for it.
   failsafe = true,
+  // The data volumes' StorageClass without `memberDisk` (testenv's sized class for a resize).
+  storageClassName = undefined,
 } = {}) {
   log(`starting a control plane with ${instances} process nodes and the operator`);
   const env = await startKanriEnv({ nodes: instances, apiProxy, operatorProxy });
@@ -259,7 +261,9 @@ export async function startKanriSystem({
       disks = await memberVolumes(client, disksDir, instances, memberDisk);
     }
     env.startOperator();
-    await clusters(client).create(benchCluster(name, instances, sync, memberDisk ? DISK_CLASS : undefined, failsafe));
+    await clusters(client).create(
+      benchCluster(name, instances, sync, memberDisk ? DISK_CLASS : storageClassName, failsafe),
+    );
     credentials = {
       user: 'postgres',
       password: await waitFor('the superuser Secret', () =>

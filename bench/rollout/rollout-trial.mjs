@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ANNOTATION, names, PostgresClusterResource } from '../../packages/postgres/dist/src/index.js';
 import { waitFor } from '../../packages/testenv/dist/src/index.js';
+import { quantityValue } from '../../packages/timing/dist/src/index.js';
 import { lostReport, round1 } from '../failover/trial.mjs';
 import { WritableProbe } from '../failover/writable-probe.mjs';
 import { longestGap } from '../failures/gaps.mjs';
@@ -41,9 +42,16 @@ function gapStart(times, from, to) {
 /**
  * @param system startKanriSystem's adapter
  * @param writer a LibpqWriter
- * @param kind 'rollout' (to the image `image`), 'major' (a major upgrade to `image`, whose tag is the major) or 'switchover'
+ * @param kind 'rollout' (to the image `image`), 'major' (a major upgrade to `image`, whose tag is the major),
+ *   'resize' (every data volume `growMi` MiB larger, online) or 'switchover'
  */
-export async function runRolloutTrial(system, writer, trial, kind, { image, log = () => {}, timeoutMs = 10 * 60_000 }) {
+export async function runRolloutTrial(
+  system,
+  writer,
+  trial,
+  kind,
+  { image, growMi = 512, log = () => {}, timeoutMs = 10 * 60_000 },
+) {
   const { client, clusterName } = system;
   const clusters = client.resource(PostgresClusterResource.apiVersion, 'PostgresCluster');
   await system.waitHealthy();
@@ -82,7 +90,9 @@ export async function runRolloutTrial(system, writer, trial, kind, { image, log 
   const holders = watchHolders(client, clusterName, () => done);
   const startedAt = performance.now();
   let upgrade;
-  if (kind === 'rollout') {
+  let resized;
+  if (kind === 'resize') resized = await resizeVolumes(clusters, clusterName, growMi, timeoutMs);
+  else if (kind === 'rollout') {
     await clusters.patch(clusterName, { spec: { image } }, { namespace: NS, type: 'merge' });
     const tag = image.split(':').at(-1);
     await waitFor(
@@ -156,6 +166,7 @@ export async function runRolloutTrial(system, writer, trial, kind, { image, log 
     trial,
     ok: true,
     ...(kind === 'rollout' || kind === 'major' ? { image } : {}),
+    ...(resized ?? {}),
     ...(upgrade
       ? {
           downtimeSeconds: upgrade.downtimeSeconds,
@@ -174,8 +185,9 @@ export async function runRolloutTrial(system, writer, trial, kind, { image, log 
     podsReplacedAtMs: Object.fromEntries(replaced.map((r) => [r.name, since(r.at)])),
     ...(await lostReport(writer, trial, after.address, system.credentials, startedAt)),
   };
+  const what = resized ? ` to ${resized.size} (filesystems ${resized.filesystemsMi.join(', ')} MiB)` : ` to ${image}`;
   log(
-    `  ${kind} trial ${trial}${kind === 'switchover' ? '' : ` to ${image}`}: ${before.name} → ${after.name}; ` +
+    `  ${kind} trial ${trial}${kind === 'switchover' ? '' : what}: ${before.name} → ${after.name}; ` +
       (upgrade ? `downtime (operator) ${upgrade.downtimeSeconds} s, pg_upgrade ${upgrade.pgUpgradeSeconds} s; ` : '') +
       `${(result.totalMs / 1000).toFixed(1)} s; longest write gap client ${(result.clientGapMs / 1000).toFixed(2)} s, ` +
       `database ${(result.dbGapMs / 1000).toFixed(2)} s, the client's from ${(result.clientGapStartMs / 1000).toFixed(1)} s; ` +
@@ -188,4 +200,42 @@ export async function runRolloutTrial(system, writer, trial, kind, { image, log 
       `${result.acked} acked, ${result.lost} lost`,
   );
   return result;
+}
+
+/**
+ * Raises the set's data volume request by `growMi` and waits until the operator reports every claim
+ * done (PersistentVolumeResizing False) and every instance's filesystem, as its agent reads it, has
+ * the new size (ext4 keeps a few percent for itself).
+ */
+async function resizeVolumes(clusters, clusterName, growMi, timeoutMs) {
+  const current = await clusters.get(clusterName, { namespace: NS });
+  const [set, ...others] = current.spec.instances;
+  const size = `${Math.ceil(quantityValue(set.dataVolumeClaimSpec.resources.requests.storage) / 2 ** 20) + growMi}Mi`;
+  const bytes = quantityValue(size);
+  await clusters.patch(
+    clusterName,
+    {
+      spec: {
+        instances: [
+          { ...set, dataVolumeClaimSpec: { ...set.dataVolumeClaimSpec, resources: { requests: { storage: size } } } },
+          ...others,
+        ],
+      },
+    },
+    { namespace: NS, type: 'merge' },
+  );
+  const status = await waitFor(
+    `every data volume grown to ${size}`,
+    async () => {
+      const c = await clusters.get(clusterName, { namespace: NS });
+      const resizing = c.status?.conditions?.find((x) => x.type === 'PersistentVolumeResizing');
+      if (resizing?.reason === 'ResizeFailed' || resizing?.reason === 'ResizeRefused')
+        throw new Error(resizing.message);
+      const grown = (c.status?.instances ?? []).every((i) => (i.dataVolume?.sizeBytes ?? 0) >= bytes * 0.9);
+      return resizing?.status === 'False' && grown ? c.status : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+  return { size, filesystemsMi: status.instances.map((i) => Math.round(i.dataVolume.sizeBytes / 2 ** 20)) };
 }
