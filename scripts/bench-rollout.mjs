@@ -74,12 +74,18 @@ let error = null;
 let databaseBytes;
 try {
   const venv = await ensureVenv('failover-client', 'bench/failover/requirements.txt', { log });
-  log(`starting a 3-instance cluster (${sync ? 'synchronous' : 'asynchronous'})`);
-  system = await startKanriSystem({ sync, log });
-  const primary = await system.primary();
-  await createTable(primary.address, system.credentials);
-  await createProbeTable(primary.address, system.credentials);
-  writer = new LibpqWriter(venv.python, system.credentials);
+  // A cluster with the writer's and the probes' tables, and the writer.
+  const start = async (options = {}) => {
+    system = await startKanriSystem({ sync, log, ...options });
+    const primary = await system.primary();
+    await createTable(primary.address, system.credentials);
+    await createProbeTable(primary.address, system.credentials);
+    writer = new LibpqWriter(venv.python, system.credentials);
+  };
+  if (trials > 0 || majorTrials > 0) {
+    log(`starting a 3-instance cluster (${sync ? 'synchronous' : 'asynchronous'})`);
+    await start();
+  }
   // The cluster starts on the default image (Debian's 15, the first tag); each rollout goes to the other one.
   let image = `${IMAGE}:${tags[0]}`;
   for (let trial = 1; trial <= trials && !stopping; trial++) {
@@ -101,16 +107,12 @@ try {
       );
   }
   if (resizeTrials > 0 && !stopping) {
-    await writer.stop();
+    await writer?.stop();
     writer = undefined;
-    await system.stop();
+    await system?.stop();
     system = undefined;
     log(`starting a 3-instance cluster on ${SIZED_STORAGE_CLASS} volumes (1 GiB each) for the resizes`);
-    system = await startKanriSystem({ sync, log, storageClassName: SIZED_STORAGE_CLASS });
-    const primary = await system.primary();
-    await createTable(primary.address, system.credentials);
-    await createProbeTable(primary.address, system.credentials);
-    writer = new LibpqWriter(venv.python, system.credentials);
+    await start({ storageClassName: SIZED_STORAGE_CLASS });
     for (let trial = 1; trial <= resizeTrials && !stopping; trial++) {
       const order = trial % 2 ? ['resize', 'switchover'] : ['switchover', 'resize'];
       for (const kind of order)
