@@ -106,13 +106,18 @@ describe('max_slot_wal_keep_size: a dead replica cannot fill the primary’s dis
       async () => {
         await sql(primaryIP, password, "SET statement_timeout = '20s'; CHECKPOINT");
         const status = await slotStatus();
-        if (status?.wal_status !== 'lost') throw new Error(`slot: ${JSON.stringify(status)}`);
+        // Lost, or already gone further: the primary's agent drops a lost slot and creates it anew
+        // within its 5 s pass (primary-tasks.ts), and a new slot has no restart_lsn. Under load a
+        // checkpoint can outlast that window (local CI, 2026-12-07). The slot had one: it was
+        // 96MB behind above.
+        if (status?.wal_status !== 'lost' && !(status && status.restart_lsn === null))
+          throw new Error(`slot: ${JSON.stringify(status)}`);
         return status;
       },
       60_000,
       500,
     );
-    assert.equal(lost.wal_status, 'lost');
+    assert.ok(lost.wal_status === 'lost' || lost.restart_lsn === null, JSON.stringify(lost));
     await sql(primaryIP, password, 'CREATE TABLE after_loss AS SELECT 42 AS answer');
     resume(paused);
     paused = [];
