@@ -64,13 +64,6 @@ export type {
   ServiceEndpointReaderOptions,
 } from './process-node/service-endpoints.js';
 export { ServiceEndpointReader, serviceAddress, serviceEndpoints } from './process-node/service-endpoints.js';
-export { PROVISIONER_NAME } from './process-node/volumes/provisioner-name.js';
-export {
-  SIZED_STORAGE_CLASS,
-  VOLUME_BACKEND_ANNOTATION,
-  VOLUME_KIND_PARAMETER,
-  type VolumeKind,
-} from './process-node/volumes/sized-class.js';
 export {
   ext4LoopUnsupportedReason,
   onlineResizeUnsupportedReason,
@@ -79,7 +72,14 @@ export {
   sizedVolumeBackend,
   sizedVolumeBackendChoice,
   sizedVolumesUnsupportedReason,
-} from './process-node/volumes/sized-support.js';
+} from './process-node/volumes/host-mounts/sized-support.js';
+export { PROVISIONER_NAME } from './process-node/volumes/provisioner-name.js';
+export {
+  SIZED_STORAGE_CLASS,
+  VOLUME_BACKEND_ANNOTATION,
+  VOLUME_KIND_PARAMETER,
+  type VolumeKind,
+} from './process-node/volumes/sized-class.js';
 export { MIN_SIZED_VOLUME_MIB } from './process-node/volumes/volume-size.js';
 export { containerOutput, criLogLines } from './real-node/container-output.js';
 export type { NetworkPlan, NodeAddressing } from './real-node/network-plan.js';

@@ -4,10 +4,14 @@ import { access, chown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ensureLoopVolume, loopVolumePaths, releaseSizedVolumesWithin } from './process-node/volumes/loop-volume.js';
-import { readMounts, topMountAt } from './process-node/volumes/mount-table.js';
-import { ext4LoopUnsupportedReason, tmpfsUnsupportedReason } from './process-node/volumes/sized-support.js';
-import { ensureTmpfsVolume } from './process-node/volumes/tmpfs-volume.js';
+import {
+  ensureLoopVolume,
+  loopVolumePaths,
+  releaseSizedVolumesWithin,
+} from './process-node/volumes/host-mounts/loop-volume.js';
+import { readMounts, topMountAt } from './process-node/volumes/host-mounts/mount-table.js';
+import { ext4LoopUnsupportedReason, tmpfsUnsupportedReason } from './process-node/volumes/host-mounts/sized-support.js';
+import { ensureTmpfsVolume } from './process-node/volumes/host-mounts/tmpfs-volume.js';
 import { DATA_DIR_PREFIX, sweepStaleDataDirs } from './stale-data-dirs.js';
 
 const exists = (p: string) =>

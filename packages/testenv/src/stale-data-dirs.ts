@@ -2,7 +2,7 @@
 import { lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isProcessAlive } from './managed-process.js';
-import { releaseSizedVolumesWithin } from './process-node/volumes/loop-volume.js';
+import { releaseSizedVolumesWithin } from './process-node/volumes/host-mounts/loop-volume.js';
 
 export const DATA_DIR_PREFIX = 'kanri-testenv-';
 const OWNER_FILE = 'owner.pid';

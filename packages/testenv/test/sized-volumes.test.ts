@@ -21,8 +21,8 @@ import {
   sizedVolumeBackendChoice,
   startControlPlane,
 } from '../src/index.js';
-import { releaseSizedVolumesWithin } from '../src/process-node/volumes/loop-volume.js';
-import { readMounts, topMountAt } from '../src/process-node/volumes/mount-table.js';
+import { releaseSizedVolumesWithin } from '../src/process-node/volumes/host-mounts/loop-volume.js';
+import { readMounts, topMountAt } from '../src/process-node/volumes/host-mounts/mount-table.js';
 import { realNodesUnsupportedReason } from '../src/real-node/real-nodes.js';
 import { type RestTarget, restRequest, restTargetFromKubeconfig } from '../src/rest.js';
 import { ensureTestImages } from '../src/test-images/ensure-test-images.js';

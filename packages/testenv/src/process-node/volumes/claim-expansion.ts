@@ -9,8 +9,9 @@
 import type { PersistentVolume, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
 import { encode, kubeTime } from '../api.js';
 import { type ExpansionStep, planExpansion } from './expansion-plan.js';
-import { growLoopVolume, loopVolumePaths } from './loop-volume.js';
-import { isWithin } from './mount-table.js';
+import { growLoopVolume, loopVolumePaths } from './host-mounts/loop-volume.js';
+import { isWithin } from './host-mounts/mount-table.js';
+import { growTmpfsVolume } from './host-mounts/tmpfs-volume.js';
 import { PROVISIONED_BY, PROVISIONER_NAME } from './provisioner-name.js';
 import { kindOfVolume } from './provisioner-objects.js';
 import {
@@ -23,7 +24,6 @@ import {
 } from './resize-status.js';
 import { backendOfVolume, type VolumeKind } from './sized-class.js';
 import { claimName, claimPath, messageOf, type ServedClass, type SyncContext } from './sync-context.js';
-import { growTmpfsVolume } from './tmpfs-volume.js';
 
 /**
  * Takes each claim bound to a volume of this provisioner one step towards the size it asks for.

@@ -3,9 +3,9 @@
  * each claim, and what such a volume is, read back from the volume alone. Pure.
  */
 import type { PersistentVolume, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
+import type { SizedVolumeBackend } from './host-mounts/sized-support.js';
 import { PROVISIONED_BY, PROVISIONER_NAME } from './provisioner-name.js';
 import { VOLUME_BACKEND_ANNOTATION, VOLUME_KIND_PARAMETER, type VolumeKind } from './sized-class.js';
-import type { SizedVolumeBackend } from './sized-support.js';
 
 /** The default StorageClass, annotated as the cluster default. Pure. */
 export function buildStorageClass(name: string, waitForConsumer = false): Record<string, unknown> {

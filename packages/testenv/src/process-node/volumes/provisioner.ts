@@ -31,14 +31,19 @@ import { type Api, encode } from '../api.js';
 import { consumerOf, giveTo, SELECTED_NODE } from './claim-consumer.js';
 import { buildClaimEvent, type ClaimEventInput } from './claim-event.js';
 import { expandClaims } from './claim-expansion.js';
-import { ensureLoopVolume, loopVolumePaths, mountInNamespaces, releaseSizedVolumesWithin } from './loop-volume.js';
+import {
+  ensureLoopVolume,
+  loopVolumePaths,
+  mountInNamespaces,
+  releaseSizedVolumesWithin,
+} from './host-mounts/loop-volume.js';
+import { type SizedVolumeBackend, sizedVolumeBackendChoice } from './host-mounts/sized-support.js';
+import { ensureTmpfsVolume, mountTmpfsInNamespaces } from './host-mounts/tmpfs-volume.js';
 import { PROVISIONER_NAME } from './provisioner-name.js';
 import { buildStorageClass, buildVolumeForClaim } from './provisioner-objects.js';
 import { RetryBackoff } from './retry-backoff.js';
 import { buildSizedStorageClass, SIZED_STORAGE_CLASS, volumeKindOf } from './sized-class.js';
-import { type SizedVolumeBackend, sizedVolumeBackendChoice } from './sized-support.js';
 import { claimName, messageOf, type ServedClass, type SyncContext } from './sync-context.js';
-import { ensureTmpfsVolume, mountTmpfsInNamespaces } from './tmpfs-volume.js';
 import { releaseVolumes } from './volume-release.js';
 import { planSizedVolume } from './volume-size.js';
 

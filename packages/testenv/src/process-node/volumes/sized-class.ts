@@ -2,8 +2,9 @@
  * The StorageClass of sized volumes, and how the provisioner tells its classes apart: by the
  * `kanri.dev/volume` parameter, which every consumer of the class can read too. Pure.
  */
+
+import type { SizedVolumeBackend } from './host-mounts/sized-support.js';
 import { PROVISIONER_NAME } from './provisioner-name.js';
-import type { SizedVolumeBackend } from './sized-support.js';
 
 /**
  * The sized volumes' StorageClass: each claim gets a filesystem of its own size, ext4 on a loop

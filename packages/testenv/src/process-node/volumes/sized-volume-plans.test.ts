@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import type { PersistentVolume, PersistentVolumeClaim } from 'kubernetes-types/core/v1.js';
 import { buildClaimEvent } from './claim-event.js';
 import { planExpansion } from './expansion-plan.js';
-import { parseMountInfo } from './mount-table.js';
+import { parseMountInfo } from './host-mounts/mount-table.js';
+import { chooseSizedVolumeBackend } from './host-mounts/sized-support.js';
+import { tmpfsMountAt, tmpfsMountOptions, tmpfsRemountOptions } from './host-mounts/tmpfs-volume.js';
 import { buildStorageClass, buildVolumeForClaim } from './provisioner.js';
 import {
   resizeFailedStatus,
@@ -15,8 +17,6 @@ import {
 } from './resize-status.js';
 import { RetryBackoff } from './retry-backoff.js';
 import { backendOfVolume, buildSizedStorageClass, SIZED_STORAGE_CLASS, volumeKindOf } from './sized-class.js';
-import { chooseSizedVolumeBackend } from './sized-support.js';
-import { tmpfsMountAt, tmpfsMountOptions, tmpfsRemountOptions } from './tmpfs-volume.js';
 import { planSizedVolume, quantityBytes, volumeCapacity } from './volume-size.js';
 
 describe('the sized StorageClass', () => {

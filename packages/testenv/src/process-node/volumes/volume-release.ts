@@ -6,13 +6,13 @@
 import { rm } from 'node:fs/promises';
 import type { PersistentVolume } from 'kubernetes-types/core/v1.js';
 import { encode } from '../api.js';
-import { loopVolumePaths, releaseLoopVolume } from './loop-volume.js';
-import { isWithin } from './mount-table.js';
+import { loopVolumePaths, releaseLoopVolume } from './host-mounts/loop-volume.js';
+import { isWithin } from './host-mounts/mount-table.js';
+import { releaseTmpfsVolume } from './host-mounts/tmpfs-volume.js';
 import { PROVISIONED_BY, PROVISIONER_NAME } from './provisioner-name.js';
 import { kindOfVolume } from './provisioner-objects.js';
 import { backendOfVolume } from './sized-class.js';
 import { messageOf, type SyncContext } from './sync-context.js';
-import { releaseTmpfsVolume } from './tmpfs-volume.js';
 
 /**
  * Deletes every Released volume of this provisioner whose reclaim policy is Delete. Only a path
