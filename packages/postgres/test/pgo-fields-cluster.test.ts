@@ -15,7 +15,8 @@
  *   type is refused, saying why.
  * - databaseInitSQL: a script that fails is reported (status and a Warning Event, psql's error
  *   named) and not recorded; once its text changes it runs, `\c` and all, after spec.users'
- *   database exists, and is recorded; a failover does not run it again.
+ *   database exists, and is recorded; removed, its status goes, and set again with another key it
+ *   runs again; a failover does not run it again.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -289,7 +290,9 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     assert.ok(warning);
 
     await configMaps.update(
-      sql('\\c app\nCREATE TABLE init_runs (at timestamptz DEFAULT now());\nINSERT INTO init_runs DEFAULT VALUES;\n'),
+      sql(
+        '\\c app\nCREATE TABLE IF NOT EXISTS init_runs (at timestamptz DEFAULT now());\nINSERT INTO init_runs DEFAULT VALUES;\n',
+      ),
     );
     // The primary looks again at its next pass over the users (at most 30 s).
     const ran = await waitFor(
@@ -319,6 +322,34 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     };
     assert.equal(await countRuns(), 1, "the SQL ran in spec.users' database, once");
 
+    // As in PGO, without the field its status goes. Set again with another key it runs again; the
+    // same key would not run on the primary that ran it, which remembers its run.
+    const setInitSql = (value: { name: string; key: string } | null) =>
+      clusters(env.client).patch('initsql', { spec: { databaseInitSQL: value } } as never, {
+        namespace: 'default',
+        type: 'merge',
+      });
+    await setInitSql(null);
+    await waitFor(
+      'the databaseInitSQL status to go with the field',
+      async () => {
+        const s = await status();
+        return s && s.databaseInitSQL === undefined && s.databaseInitSQLRun === undefined ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    const current = await configMaps.get('init-sql', { namespace: 'default' });
+    await configMaps.update({ ...current, data: { ...current.data, 'again.sql': current.data?.['init.sql'] ?? '' } });
+    await setInitSql({ name: 'init-sql', key: 'again.sql' });
+    await waitFor(
+      'the SQL to run again',
+      async () => ((await status())?.databaseInitSQL === 'init-sql' ? true : undefined),
+      90_000,
+      500,
+    );
+    assert.equal(await countRuns(), 2, 'set again with another key, it ran again, once');
+
     // A new primary reads the status: it does not run the SQL again.
     const before = (await waitReady(env.client, 'initsql', 2)).status?.primary ?? '';
     await env.client.resource('v1', 'Pod').delete(before, { namespace: 'default' });
@@ -339,7 +370,7 @@ describe('PGO fields on a running cluster', { timeout: 8 * 60_000 }, () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const pod = await env.client.resource<KubeObject & Pod>('v1', 'Pod').get(after.primary, { namespace: 'default' });
     assert.equal(JSON.parse(pod.metadata?.annotations?.[ANNOTATION.status] ?? '{}').databaseInitSQL, undefined);
-    assert.equal(await countRuns(), 1, 'the new primary did not run it again');
+    assert.equal(await countRuns(), 2, 'the new primary did not run it again');
     assert.equal((await status())?.databaseInitSQL, 'init-sql');
   });
 });

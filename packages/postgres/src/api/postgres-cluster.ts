@@ -230,7 +230,7 @@ export const postgresClusterSpec = z
       })
       .optional()
       .describe(
-        "SQL that psql runs once on the primary, as the superuser in database postgres, after spec.users' roles and databases exist (PGO's field: psql meta-commands such as \\c work). It stops at the first error (ON_ERROR_STOP), and a failed script runs again only once its text changes; status.databaseInitSQLRun says how the last run went. status.databaseInitSQL names the ConfigMap once it ran: remove this field and that status, and setting it again runs the SQL again.",
+        "SQL that psql runs once on the primary, as the superuser in database postgres, after spec.users' roles and databases exist (PGO's field: psql meta-commands such as \\c work). It stops at the first error (ON_ERROR_STOP), and a failed script runs again only once its text changes; status.databaseInitSQLRun says how the last run went. status.databaseInitSQL names the ConfigMap once it ran; removing this field removes both. To run SQL again, name another key or ConfigMap.",
       ),
     userRemovalPolicy: z
       .enum(['Retain', 'Drop'])
